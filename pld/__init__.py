@@ -1,0 +1,49 @@
+"""pld: tight numerical privacy accounting for the shuffle model.
+
+Privacy-loss distributions (PLDs) on an equidistant loss grid, composed by FFT,
+with rigorous two-sided error bounds: every answer is a pair (lower, upper) and
+the upper bound is never below the truth.
+
+Names are imported lazily so that ``import pld`` stays fast (no numba, no FFT
+planning at import time).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "PLD": "pld.pld",
+    "LossAtoms": "pld.pld",
+    "from_pmfs": "pld.pld",
+    "compose": "pld.pld",
+    "randomized_response": "pld.mechanisms.randomized_response",
+    "gaussian": "pld.mechanisms.gaussian",
+    "clones": "pld.mechanisms.clones",
+    "krr": "pld.mechanisms.krr",
+    "from_privacy_profile": "pld.mechanisms.profile",
+    "subsample": "pld.mechanisms.subsample",
+    "calibrate": "pld.calibrate",
+}
+_SUBMODULES = ("rdp", "engine", "mechanisms")
+
+__all__ = sorted([*_EXPORTS, *_SUBMODULES])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"pld.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'pld' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

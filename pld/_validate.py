@@ -1,0 +1,87 @@
+"""Argument checks shared by the whole library.
+
+Every public function validates its inputs with these helpers, so that bad input
+raises a ``ValueError`` that names the parameter and its allowed range instead of
+producing a silently wrong number.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+
+
+def finite_real(name: str, value: object) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a finite real number (got {value!r})")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number (got {value!r})")
+    return value
+
+
+def positive(name: str, value: object) -> float:
+    """Return ``value`` as a float, or raise unless it is finite and > 0."""
+    value = finite_real(name, value)
+    if value <= 0:
+        raise ValueError(f"{name} must be > 0 (got {value!r})")
+    return value
+
+
+def non_negative(name: str, value: object) -> float:
+    """Return ``value`` as a float, or raise unless it is finite and >= 0."""
+    value = finite_real(name, value)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0 (got {value!r})")
+    return value
+
+
+def in_interval(
+    name: str,
+    value: object,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a float, or raise unless it lies in the given interval."""
+    value = finite_real(name, value)
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if too_low or too_high:
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        raise ValueError(f"{name} must lie in {left}{low:g}, {high:g}{right} (got {value!r})")
+    return value
+
+
+def integer_at_least(name: str, value: object, minimum: int) -> int:
+    """Return ``value`` as an int, or raise unless it is an integer >= ``minimum``."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
+    if isinstance(value, (Integral, np.integer)):
+        result = int(value)
+    elif isinstance(value, (Real, np.floating)) and float(value).is_integer():
+        result = int(value)
+    else:
+        raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
+    if result < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
+    return result
+
+
+def real_array(name: str, values: object) -> np.ndarray:
+    """Return a 1-d float64 array of finite reals, or raise."""
+    try:
+        array = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be an array of finite real numbers") from error
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a scalar or a 1-d array (got shape {array.shape})")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must contain only finite real numbers")
+    return array

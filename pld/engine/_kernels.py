@@ -1,0 +1,195 @@
+"""Numba kernels of the discretisation (loops over atoms and over grid cells).
+
+Imported lazily by :mod:`pld.engine.discretise`, so that ``import pld`` does not
+load numba. Both kernels are serial (``parallel=True`` next to threaded FFTs
+slows the FFTs down, see ``shared/notes/measurements.md``) and cached on disk.
+
+Notation: the loss grid is ``g_k = k * h``; cell ``k`` is ``[g_k, g_{k+1})``. For
+an atom of P-mass ``p`` at loss ``l = g_k + r`` with ``0 <= r < h``, its position
+in ``y = exp(-loss)`` coordinates, relative to ``y_k = exp(-g_k)``, is
+``exp(-r) = 1 - theta * (1 - exp(-h))`` with ``theta = (1 - exp(-r)) / (1 - exp(-h))``
+in ``[0, 1)``: ``theta`` is the linear position of the atom between ``y_k``
+(``theta = 0``) and ``y_{k+1}`` (``theta = 1``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def scatter_cells(loss, mass, step, first_cell, n_cells, snap):  # pragma: no cover - compiled
+    """Sum, per grid cell, the P-mass and its share at the cell's two grid points.
+
+    An atom within ``snap * max(|loss|, step)`` of a grid point is placed on it:
+    its computed loss carries float error of that order, and
+    :func:`pld.engine.discretise.loss_rounding_error` budgets for the move.
+
+    Returns ``(to_left, to_right)``: for cell ``k``, ``to_left[k]`` is the P-mass
+    that the dominating split of Doroshenko et al. (2022) sends to ``g_k`` and
+    ``to_right[k]`` the mass sent to ``g_{k+1}``; the split keeps the P-mean of
+    ``exp(-loss)`` (that is, the Q-mass) of every atom. Their sum is the cell's
+    P-mass and ``to_right / (to_left + to_right)`` is the cell's mean ``theta``.
+    Atoms outside the cells are clamped to the first / last cell's left point.
+    """
+    to_left = np.zeros(n_cells)
+    to_right = np.zeros(n_cells)
+    denominator = -math.expm1(-step)
+    for i in range(loss.shape[0]):
+        p = mass[i]
+        if p <= 0.0:
+            continue
+        x = loss[i]
+        nearest = round(x / step)
+        if abs(x - nearest * step) <= snap * max(abs(x), step):
+            k = nearest
+            r = 0.0
+        else:
+            k = math.floor(x / step)
+            r = x - k * step
+            if r < 0.0:
+                k -= 1
+                r = x - k * step
+            elif r >= step:
+                k += 1
+                r = x - k * step
+        cell = k - first_cell
+        if cell < 0:
+            to_left[0] += p
+            continue
+        if cell >= n_cells:
+            to_left[n_cells - 1] += p
+            continue
+        if r < 0.0:
+            r = 0.0
+        share_right = -math.expm1(-r) / denominator
+        if share_right > 1.0:
+            share_right = 1.0
+        to_right[cell] += p * share_right
+        to_left[cell] += p * (math.expm1(-r) - math.expm1(-step)) / denominator
+    return to_left, to_right
+
+
+@numba.njit(cache=True)
+def _rounded_down(weight, theta, shrink):  # pragma: no cover - compiled
+    """P-mass left after moving an atom down to its cell's left point, keeping its Q-mass."""
+    return weight * (1.0 - theta * shrink)
+
+
+@numba.njit(cache=True)
+def contract_cells(cell_mass, cell_theta, step):  # pragma: no cover - compiled
+    """A pair dominated by the cells' atoms, supported on the grid (lower bound).
+
+    Works in ``y = exp(-loss)`` coordinates under P, where the hockey-stick
+    divergence is ``E_P[(1 - e^eps * Y)_+]``, a convex decreasing function of Y.
+    Two operations never increase it, for one round and for any composition:
+    merging atoms (a contraction in convex order; a post-processing of the pair)
+    and moving an atom to larger y while keeping its Q-mass (it loses P-mass).
+
+    Two sweeps run from both ends towards the heaviest cell. Each carries an
+    atom and pulls just enough mass from the next cell's atom to land the merged
+    atom exactly on the grid point between them. When the next cell is not
+    adjacent, or holds too little mass, the carry is moved down in loss to its
+    cell's left point instead (the classic optimistic rounding). In the bulk,
+    where neighbouring cells are both occupied, the error is of second order in
+    the grid step, against first order for plain rounding.
+
+    Returns the P-masses on the grid points ``g_first .. g_{first + n_cells}``.
+    """
+    n_cells = cell_mass.shape[0]
+    out = np.zeros(n_cells + 1)
+    if n_cells == 0:
+        return out
+    shrink = -math.expm1(-step)
+    e_h = math.exp(step)
+    e_minus_h = math.exp(-step)
+    mode = 0
+    for k in range(n_cells):
+        if cell_mass[k] > cell_mass[mode]:
+            mode = k
+
+    # Sweep A: from the highest-loss cell down to the mode (increasing y). The
+    # carry sits in cell a_cell at a_theta; its target is g_{a_cell}.
+    a_weight = 0.0
+    a_theta = 0.0
+    a_cell = -1
+    for k in range(n_cells - 1, mode - 1, -1):
+        m = cell_mass[k]
+        if m <= 0.0:
+            continue
+        theta = cell_theta[k]
+        if a_cell < 0:
+            a_weight, a_theta, a_cell = m, theta, k
+            continue
+        if a_theta <= 0.0:
+            out[a_cell] += a_weight
+            a_weight, a_theta, a_cell = m, theta, k
+            continue
+        if k == a_cell - 1:
+            pull = a_weight * a_theta * e_minus_h / (1.0 - theta)
+            if pull <= m:
+                out[a_cell] += a_weight + pull
+                a_weight, a_theta, a_cell = m - pull, theta, k
+            else:
+                merged = a_weight + m
+                a_theta = (a_weight * a_theta - m * e_h * (1.0 - theta)) / merged
+                a_weight = merged
+                if a_theta < 0.0:
+                    a_theta = 0.0
+            continue
+        out[a_cell] += _rounded_down(a_weight, a_theta, shrink)
+        a_weight, a_theta, a_cell = m, theta, k
+
+    # Sweep B: from the lowest-loss cell up to just below the mode (decreasing y).
+    # The carry's target is g_{b_cell + 1}.
+    b_weight = 0.0
+    b_theta = 0.0
+    b_cell = -1
+    for k in range(0, mode):
+        m = cell_mass[k]
+        if m <= 0.0:
+            continue
+        theta = cell_theta[k]
+        if b_cell < 0:
+            b_weight, b_theta, b_cell = m, theta, k
+            continue
+        if b_theta <= 0.0:
+            out[b_cell] += b_weight
+            b_weight, b_theta, b_cell = m, theta, k
+            continue
+        if k == b_cell + 1 and theta > 0.0:
+            pull = b_weight * e_h * (1.0 - b_theta) / theta
+            if pull <= m:
+                out[b_cell + 1] += b_weight + pull
+                b_weight, b_theta, b_cell = m - pull, theta, k
+            else:
+                merged = b_weight + m
+                b_theta = (b_weight * b_theta + m * (1.0 + e_minus_h * theta)) / merged
+                b_weight = merged
+                if b_theta > 1.0:
+                    b_theta = 1.0
+            continue
+        out[b_cell] += _rounded_down(b_weight, b_theta, shrink)
+        b_weight, b_theta, b_cell = m, theta, k
+
+    # The two carries meet around the grid point g_{a_cell} = g_{b_cell + 1}.
+    if a_cell >= 0 and b_cell >= 0 and a_cell == b_cell + 1 and a_theta > 0.0:
+        pull = a_weight * a_theta * e_minus_h / (1.0 - b_theta)
+        if pull <= b_weight:
+            out[a_cell] += a_weight + pull
+            out[b_cell] += _rounded_down(b_weight - pull, b_theta, shrink)
+        else:
+            pull = b_weight * e_h * (1.0 - b_theta) / a_theta
+            if pull > a_weight:
+                pull = a_weight
+            out[a_cell] += b_weight + pull
+            out[a_cell] += _rounded_down(a_weight - pull, a_theta, shrink)
+        return out
+    if a_cell >= 0:
+        out[a_cell] += _rounded_down(a_weight, a_theta, shrink)
+    if b_cell >= 0:
+        out[b_cell] += _rounded_down(b_weight, b_theta, shrink)
+    return out

@@ -1,0 +1,112 @@
+"""The one FFT wrapper: real forward and inverse transforms of a given length.
+
+pyFFTW (FFTW with ``FFTW_ESTIMATE`` plans, cached per length, all cores) when it
+is installed, otherwise ``scipy.fft``. Measured on the 2-core reference machine
+(``shared/notes/measurements.md``): an rfft+irfft round trip of 2^24 points takes
+118 ms with pyFFTW and 665 ms with scipy.fft; ``FFTW_MEASURE`` planning costs
+minutes at that size and is never used.
+
+Set the environment variable ``PLD_FFT_BACKEND=scipy`` to force the fallback.
+pyFFTW's wheels bundle FFTW, which is GPL-licensed; the scipy backend has no such
+licence condition (see README).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+import scipy.fft
+
+
+@functools.lru_cache(maxsize=1)
+def backend() -> str:
+    """Name of the FFT backend in use: ``"pyfftw"`` or ``"scipy"``."""
+    if os.environ.get("PLD_FFT_BACKEND", "").lower() == "scipy":
+        return "scipy"
+    try:
+        import pyfftw  # noqa: F401
+    except ImportError:
+        return "scipy"
+    return "pyfftw"
+
+
+@functools.lru_cache(maxsize=2)
+def _fftw_extended_plan(length: int):
+    import pyfftw
+
+    real = pyfftw.empty_aligned(length, dtype="longdouble")
+    spectrum = pyfftw.empty_aligned(length // 2 + 1, dtype="clongdouble")
+    return pyfftw.FFTW(
+        real, spectrum, direction="FFTW_FORWARD", flags=("FFTW_ESTIMATE",), threads=_threads()
+    )
+
+
+def _threads() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+@functools.lru_cache(maxsize=2)
+def _fftw_plans(length: int):
+    import pyfftw
+
+    threads = _threads()
+    real = pyfftw.empty_aligned(length, dtype="float64")
+    spectrum = pyfftw.empty_aligned(length // 2 + 1, dtype="complex128")
+    forward = pyfftw.FFTW(
+        real, spectrum, direction="FFTW_FORWARD", flags=("FFTW_ESTIMATE",), threads=threads
+    )
+    real_out = pyfftw.empty_aligned(length, dtype="float64")
+    spectrum_in = pyfftw.empty_aligned(length // 2 + 1, dtype="complex128")
+    inverse = pyfftw.FFTW(
+        spectrum_in,
+        real_out,
+        direction="FFTW_BACKWARD",
+        flags=("FFTW_ESTIMATE", "FFTW_DESTROY_INPUT"),
+        threads=threads,
+    )
+    return forward, inverse
+
+
+def rfft(values: np.ndarray) -> np.ndarray:
+    """Spectrum ``X_k = sum_j x_j exp(-2 pi i j k / N)`` of a real array, ``k <= N/2``."""
+    if backend() == "scipy":
+        return scipy.fft.rfft(values)
+    forward, _ = _fftw_plans(values.shape[0])
+    forward.input_array[:] = values
+    forward.execute()
+    return forward.output_array.copy()
+
+
+def rfft_extended(values: np.ndarray) -> np.ndarray:
+    """:func:`rfft` computed and returned in extended precision (x87 long double).
+
+    Used where a spectrum is raised to a high power, which multiplies its error.
+    """
+    if backend() == "scipy":
+        return scipy.fft.rfft(values.astype(np.longdouble))
+    plan = _fftw_extended_plan(values.shape[0])
+    plan.input_array[:] = values
+    plan.execute()
+    return plan.output_array.copy()
+
+
+#: Unit roundoff of the extended precision used by :func:`rfft_extended`.
+EXTENDED_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
+
+
+def irfft(spectrum: np.ndarray, length: int) -> np.ndarray:
+    """Inverse of :func:`rfft` (normalised by ``1/N``) for a spectrum of a real array."""
+    if backend() == "scipy":
+        return scipy.fft.irfft(spectrum, length)
+    _, inverse = _fftw_plans(length)
+    inverse.input_array[:] = spectrum
+    inverse.execute()
+    return inverse.output_array / length
+
+
+def fast_length(minimum: int) -> int:
+    """Smallest 2·3·5-smooth length >= ``minimum`` (odd lengths cost 2–2.5×)."""
+    length = scipy.fft.next_fast_len(max(int(minimum), 2), real=True)
+    return length + (length % 2)

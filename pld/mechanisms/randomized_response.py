@@ -1,0 +1,44 @@
+"""Binary randomised response: the reference mechanism with an exact composition.
+
+With ``p = e^eps0 / (1 + e^eps0)`` the dominating pair is P = (p, 1 - p),
+Q = (1 - p, p); its privacy loss is ``+eps0`` with probability p and ``-eps0``
+otherwise, under both P and Q (a symmetric pair). After T rounds the loss is
+``eps0 (2K - T)`` with ``K ~ Bin(T, p)``, so delta(eps) is a binomial sum
+(tests/test_reference_mechanisms.py uses it as the truth).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pld import _validate
+from pld.mechanisms._spec import MechanismSpec, Option
+from pld.pld import PLD, from_pmfs
+
+
+def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> PLD:
+    """One round of eps0-randomised response on one bit.
+
+    Parameters
+    ----------
+    eps0 : float
+        Local privacy parameter in nats, in (0, 50].
+    loss_grid_step : float, optional
+        Grid spacing in nats (default ``pld.engine.DEFAULT_LOSS_GRID_STEP``).
+    """
+    eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+    log_true = -np.logaddexp(0.0, -eps0)
+    log_flip = -np.logaddexp(0.0, eps0)
+    return from_pmfs(
+        [log_true, log_flip], [log_flip, log_true], symmetric=True, loss_grid_step=loss_grid_step
+    )
+
+
+CLI_SPECS = (
+    MechanismSpec(
+        name="rr",
+        help="binary randomised response",
+        options=(Option("--eps0", "eps0", float, "local privacy parameter (nats)"),),
+        build=randomized_response,
+    ),
+)

@@ -1,0 +1,364 @@
+"""The accountant: a privacy-loss distribution with both directions and both bounds.
+
+A :class:`PLD` holds, for each direction of the dominating pair (the loss of P/Q
+under P and, unless the pair is symmetric, of Q/P under Q), an upper-bound and a
+lower-bound :class:`~pld.engine.loss_pmf.LossPmf`. Every query returns the
+maximum over the directions (seed 004, Definition 1 asks for both inequalities).
+
+Data flows one way: a mechanism builds log-pmfs, :func:`from_pmfs` discretises
+them, :meth:`PLD.compose` / :meth:`PLD.self_compose` convolve, and the queries
+read the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pld import _validate
+from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS
+from pld.engine.loss_pmf import LossPmf
+
+#: Tolerance on a pmf's total mass in :func:`from_pmfs`.
+PMF_SUM_TOLERANCE = 1e-6
+
+#: Default relative accuracy of the masses given to :func:`from_pmfs` (their
+#: logs are known to about 1e-12 absolute when computed in log space).
+DEFAULT_MASS_RELATIVE_ERROR = 1e-12
+
+
+@dataclass(frozen=True)
+class LossAtoms:
+    """Atoms of one direction: P-mass ``mass[i]`` at privacy loss ``loss[i]`` (nats).
+
+    ``infinity_mass`` is the P-mass where Q is zero (loss ``+inf``). For a
+    one-round PLD the upper atoms form a dominating pair and the lower atoms a
+    dominated one: the Q-mass of atom ``i`` is ``mass[i] * exp(-loss[i])``.
+    """
+
+    loss: np.ndarray
+    mass: np.ndarray
+    infinity_mass: float
+
+
+@dataclass(frozen=True)
+class _Direction:
+    upper: LossPmf
+    lower: LossPmf
+
+
+class PLD:
+    """A discrete privacy-loss distribution with rigorous (lower, upper) bounds.
+
+    Build one with :func:`from_pmfs` or a mechanism (``pld.randomized_response``,
+    ``pld.gaussian``, ``pld.clones``, ...). Instances are immutable.
+    """
+
+    def __init__(self, directions: Sequence[_Direction], *, symmetric: bool) -> None:
+        self._directions = tuple(directions)
+        self._symmetric = symmetric
+
+    @property
+    def symmetric(self) -> bool:
+        """True when one direction stands for both (the pair is symmetric)."""
+        return self._symmetric
+
+    @property
+    def loss_grid_step(self) -> float:
+        """Spacing of the privacy-loss grid, in nats."""
+        return self._directions[0].upper.step
+
+    def __repr__(self) -> str:
+        sizes = "+".join(str(d.upper.masses.shape[0]) for d in self._directions)
+        return (
+            f"PLD(loss_grid_step={self.loss_grid_step:g}, symmetric={self._symmetric}, "
+            f"grid_points={sizes})"
+        )
+
+    def _both_directions(self) -> tuple[_Direction, _Direction]:
+        first = self._directions[0]
+        return first, self._directions[-1]
+
+    # -- composition -------------------------------------------------------
+
+    def self_compose(self, rounds: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> PLD:
+        """The PLD of ``rounds`` adaptive compositions of this mechanism (seed 004, Cor 10).
+
+        Parameters
+        ----------
+        rounds : int
+            Number of rounds T >= 1.
+        tail_mass : float
+            Bound on the mass outside the composition window, per side, in (0, 1e-3].
+        """
+        rounds = _validate.integer_at_least("rounds", rounds, 1)
+        return compose(self, rounds=rounds, tail_mass=tail_mass)
+
+    def compose(self, other: PLD, *, tail_mass: float = DEFAULT_TAIL_MASS) -> PLD:
+        """The PLD of this mechanism followed by ``other`` (seed 004, Thm 4)."""
+        return compose(self, other, tail_mass=tail_mass)
+
+    # -- queries ----------------------------------------------------------
+
+    def delta_bounds(self, eps: float | Sequence[float] | np.ndarray) -> tuple:
+        """Lower and upper bounds on delta(eps), for a scalar or an array of eps (nats).
+
+        ``delta(eps) = max over directions of H_{e^eps}`` (seed 004, eq 2.1). The
+        upper bound is never below the true value; the lower bound never above.
+        Returns floats for a scalar eps, arrays otherwise.
+        """
+        scalar = np.ndim(eps) == 0
+        values = _validate.real_array("eps", eps)
+        lower = np.max([d.lower.delta(values) for d in self._directions], axis=0)
+        upper = np.max([d.upper.delta(values) for d in self._directions], axis=0)
+        lower = np.minimum(lower, upper)
+        if scalar:
+            return float(lower[0]), float(upper[0])
+        return lower, upper
+
+    def delta(self, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
+        """Upper bound on delta(eps): the number that is safe to report."""
+        return self.delta_bounds(eps)[1]
+
+    def epsilon_bounds(self, delta: float) -> tuple[float, float]:
+        """Lower and upper bounds on eps(delta) = min{eps >= 0 : delta(eps) <= delta}.
+
+        ``inf`` when no finite eps reaches ``delta`` (more mass at +inf than delta).
+        """
+        delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
+        lower = max(d.lower.epsilon(delta) for d in self._directions)
+        upper = max(d.upper.epsilon(delta) for d in self._directions)
+        return min(lower, upper), upper
+
+    def epsilon(self, delta: float) -> float:
+        """Upper bound on eps(delta): the number that is safe to report."""
+        return self.epsilon_bounds(delta)[1]
+
+    def curve(self, eps: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Table of ``(eps, delta_lower, delta_upper)`` rows for an array of eps."""
+        values = _validate.real_array("eps", eps)
+        lower, upper = self.delta_bounds(values)
+        return np.column_stack([values, lower, upper])
+
+    def atoms(self, bound: str = "upper") -> list[LossAtoms]:
+        """The atoms of each direction (P->Q first, then Q->P unless symmetric).
+
+        Parameters
+        ----------
+        bound : {"upper", "lower"}
+            Which discretisation: the dominating one or the dominated one.
+        """
+        if bound not in ("upper", "lower"):
+            raise ValueError(f"bound must be 'upper' or 'lower' (got {bound!r})")
+        result = []
+        for direction in self._directions:
+            pmf = direction.upper if bound == "upper" else direction.lower
+            keep = pmf.masses > 0
+            result.append(LossAtoms(pmf.losses[keep], pmf.masses[keep], pmf.infinity_mass))
+        return result
+
+    def rdp(self, orders: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Rényi-DP of the dominating pair at the given orders (see :func:`pld.rdp.from_pld`)."""
+        from pld.rdp import from_pld
+
+        return from_pld(self, orders)
+
+
+def _direction_from_atoms(
+    loss: np.ndarray,
+    log_mass: np.ndarray,
+    step: float,
+    extra_mass: float,
+    extra_loss: float,
+    mass_error: float,
+) -> _Direction:
+    """Discretise one direction; ``extra_mass`` (truncated) is charged to the upper side only."""
+    from pld.engine.discretise import charge_mass, discretise, loss_rounding_error
+
+    upper, lower = discretise(loss, log_mass, step, tail_mass=DEFAULT_TAIL_MASS)
+    upper = charge_mass(upper, extra_loss, extra_mass, step)
+    rounding = loss_rounding_error(loss, step)
+    return _Direction(
+        *(
+            LossPmf(
+                step,
+                g.offset,
+                g.masses,
+                g.infinity_mass,
+                bound,
+                loss_error=rounding,
+                mass_error=mass_error,
+            )
+            for g, bound in ((upper, "upper"), (lower, "lower"))
+        )
+    )
+
+
+def _log_pmf(name: str, values: object) -> np.ndarray:
+    try:
+        array = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be an array of log-probabilities") from error
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array of log-probabilities")
+    if np.any(np.isnan(array)) or np.any(array > 1e-12):
+        raise ValueError(f"{name} must hold log-probabilities in [-inf, 0] (no NaN)")
+    return np.minimum(array, 0.0)
+
+
+def _total_mass(name: str, log_pmf: np.ndarray, truncated: float) -> float:
+    finite = log_pmf[np.isfinite(log_pmf)]
+    total = math.fsum(np.exp(finite))
+    if total > 1 + PMF_SUM_TOLERANCE or total + truncated < 1 - PMF_SUM_TOLERANCE:
+        raise ValueError(
+            f"{name} must sum to 1 within {PMF_SUM_TOLERANCE:g} together with its truncated "
+            f"mass (got {total!r} + {truncated!r})"
+        )
+    return total
+
+
+def _charged_mass(total: float, truncated: float, mass_error: float) -> float:
+    """Mass to charge to the upper bound: the truncated mass, or the whole shortfall
+    when the given masses fall short of 1 by more than their relative error."""
+    shortfall = 1.0 - total
+    return shortfall if shortfall - truncated > mass_error else truncated
+
+
+def from_pmfs(
+    log_p: Sequence[float] | np.ndarray,
+    log_q: Sequence[float] | np.ndarray,
+    *,
+    symmetric: bool = False,
+    loss_grid_step: float | None = None,
+    truncated_mass_p: float = 0.0,
+    truncated_mass_q: float = 0.0,
+    max_loss: float | None = None,
+    mass_relative_error: float = DEFAULT_MASS_RELATIVE_ERROR,
+) -> PLD:
+    """The PLD of a pair of probability mass functions on a common support.
+
+    Parameters
+    ----------
+    log_p, log_q : array_like
+        Natural logs of P and Q at each outcome (``-inf`` for zero mass). An
+        outcome may also stand for several outcomes whose privacy losses lie in
+        the same grid cell (docs/architecture.md, "Merged atoms").
+    symmetric : bool
+        Declare that the loss of Q/P under Q has the same law as that of P/Q
+        under P; only one direction is then computed.
+    loss_grid_step : float, optional
+        Grid spacing in nats, in (0, 1]; default ``pld.engine.DEFAULT_LOSS_GRID_STEP``.
+    truncated_mass_p, truncated_mass_q : float
+        Mass of P (resp. Q) that the caller left out, in [0, 1). It is charged to
+        the upper bound at loss ``max_loss`` (or ``+inf``) and dropped from the
+        lower bound (seed 004, §3.2: ``delta(inf) = 1 - prod(1 - tau_i)``). A
+        shortfall of the given masses below ``1 - truncated mass`` that exceeds
+        ``mass_relative_error`` is charged the same way.
+    max_loss : float, optional
+        A known bound on the absolute privacy loss of the mechanism, in nats.
+    mass_relative_error : float
+        Relative accuracy of each given mass, in [0, 1e-3]; the finite part of
+        every delta is scaled by ``(1 +- mass_relative_error)^T`` after T rounds.
+
+    Returns
+    -------
+    PLD
+        One round of the mechanism.
+    """
+    step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
+    step = _validate.in_interval("loss_grid_step", step, 0.0, 1.0, low_open=True)
+    truncated_mass_p = _validate.in_interval(
+        "truncated_mass_p", truncated_mass_p, 0.0, 1.0, high_open=True
+    )
+    truncated_mass_q = _validate.in_interval(
+        "truncated_mass_q", truncated_mass_q, 0.0, 1.0, high_open=True
+    )
+    extra_loss = math.inf if max_loss is None else _validate.non_negative("max_loss", max_loss)
+    log_p = _log_pmf("log_p", log_p)
+    log_q = _log_pmf("log_q", log_q)
+    if log_p.shape != log_q.shape:
+        raise ValueError(
+            f"log_p and log_q must have the same length ({log_p.size} != {log_q.size})"
+        )
+    total_p = _total_mass("P", log_p, truncated_mass_p)
+    total_q = _total_mass("Q", log_q, truncated_mass_q)
+    mass_error = _validate.in_interval("mass_relative_error", mass_relative_error, 0.0, 1e-3)
+    charged_p = _charged_mass(total_p, truncated_mass_p, mass_error)
+    charged_q = _charged_mass(total_q, truncated_mass_q, mass_error)
+
+    with np.errstate(invalid="ignore"):
+        has_p = log_p > -np.inf
+        loss_pq = np.where(log_q[has_p] > -np.inf, log_p[has_p] - log_q[has_p], np.inf)
+    directions = [
+        _direction_from_atoms(loss_pq, log_p[has_p], step, charged_p, extra_loss, mass_error)
+    ]
+    if not symmetric:
+        has_q = log_q > -np.inf
+        with np.errstate(invalid="ignore"):
+            loss_qp = np.where(log_p[has_q] > -np.inf, log_q[has_q] - log_p[has_q], np.inf)
+        directions.append(
+            _direction_from_atoms(loss_qp, log_q[has_q], step, charged_q, extra_loss, mass_error)
+        )
+    return PLD(directions, symmetric=symmetric)
+
+
+def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
+    """A PLD whose upper side is ``upper``'s and whose lower side is ``lower``'s.
+
+    For mechanisms that build a dominating pair for the upper bound and a
+    dominated pair for the lower bound. Both must share the grid step and the
+    symmetry.
+    """
+    if upper.loss_grid_step != lower.loss_grid_step or upper.symmetric != lower.symmetric:
+        raise ValueError("upper and lower must have the same loss_grid_step and symmetry")
+    directions = [
+        _Direction(u.upper, v.lower)
+        for u, v in zip(upper._directions, lower._directions, strict=True)
+    ]
+    return PLD(directions, symmetric=upper.symmetric)
+
+
+def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -> PLD:
+    """Compose PLDs (heterogeneous composition, seed 004 Thm 4), each ``rounds`` times.
+
+    Identical objects are grouped, so ``compose(a, a, b)`` raises ``a``'s
+    spectrum to the power 2 instead of multiplying twice. All PLDs must share
+    the grid step.
+
+    Parameters
+    ----------
+    *plds : PLD
+        The mechanisms, in any order (composition is commutative).
+    rounds : int
+        How many times the whole sequence is repeated (>= 1).
+    tail_mass : float
+        Bound on the mass outside the composition window, per side, in (0, 1e-3].
+    """
+    from pld.engine.compose import compose as compose_pmfs
+
+    if not plds:
+        raise ValueError("compose needs at least one PLD")
+    for item in plds:
+        if not isinstance(item, PLD):
+            raise ValueError(f"compose takes PLD objects (got {type(item).__name__})")
+    rounds = _validate.integer_at_least("rounds", rounds, 1)
+    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    steps = {p.loss_grid_step for p in plds}
+    if len(steps) > 1:
+        raise ValueError(f"all PLDs must share loss_grid_step to be composed (got {sorted(steps)})")
+    counts: dict[int, list] = {}
+    for item in plds:
+        counts.setdefault(id(item), [item, 0])[1] += rounds
+    groups = list(counts.values())
+    symmetric = all(p.symmetric for p, _ in groups)
+    n_directions = 1 if symmetric else 2
+    directions = []
+    for index in range(n_directions):
+        chosen = [(p._both_directions()[index], c) for p, c in groups]
+        upper = compose_pmfs([(d.upper, c) for d, c in chosen], tail_mass)
+        lower = compose_pmfs([(d.lower, c) for d, c in chosen], tail_mass)
+        directions.append(_Direction(upper, lower))
+    return PLD(directions, symmetric=symmetric)
