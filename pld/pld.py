@@ -252,7 +252,8 @@ def from_pmfs(
     loss_grid_step : float, optional
         Grid spacing in nats, in (0, 1]; default ``pld.engine.DEFAULT_LOSS_GRID_STEP``.
     truncated_mass_p, truncated_mass_q : float
-        Mass of P (resp. Q) that the caller left out, in [0, 1). It is charged to
+        Mass of P (resp. Q) that the caller left out, in [0, 1) (resp. [0, 1]; a
+        symmetric pair may leave out all of Q's side). It is charged to
         the upper bound at loss ``max_loss`` (or ``+inf``) and dropped from the
         lower bound (seed 004, §3.2: ``delta(inf) = 1 - prod(1 - tau_i)``). A
         shortfall of the given masses below ``1 - truncated mass`` that exceeds
@@ -273,9 +274,7 @@ def from_pmfs(
     truncated_mass_p = _validate.in_interval(
         "truncated_mass_p", truncated_mass_p, 0.0, 1.0, high_open=True
     )
-    truncated_mass_q = _validate.in_interval(
-        "truncated_mass_q", truncated_mass_q, 0.0, 1.0, high_open=True
-    )
+    truncated_mass_q = _validate.in_interval("truncated_mass_q", truncated_mass_q, 0.0, 1.0)
     extra_loss = math.inf if max_loss is None else _validate.non_negative("max_loss", max_loss)
     log_p = _log_pmf("log_p", log_p)
     log_q = _log_pmf("log_q", log_q)

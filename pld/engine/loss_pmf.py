@@ -33,10 +33,30 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.signal import lfilter
 
-_ROUNDING = 4.0 * math.ulp(1.0)
+_UNIT_ROUNDOFF = math.ulp(1.0) / 2
+#: Largest exponent used when rescaling inside one block of the discounted sums.
+_BLOCK_EXPONENT = 300.0
+
+
+def discounted_suffix_sum(values: np.ndarray, rate: float) -> np.ndarray:
+    """``out[i] = sum_{j >= i} values[j] * exp(-rate * (j - i))`` for non-negative values.
+
+    Computed block by block with rescaled cumulative sums (all terms are
+    non-negative, so there is no cancellation), without overflow.
+    """
+    size = values.shape[0]
+    result = np.zeros(size)
+    block = max(1, int(_BLOCK_EXPONENT / rate)) if rate > 0 else size
+    carry = 0.0
+    for stop in range(size, 0, -block):
+        start = max(0, stop - block)
+        offsets = np.arange(stop - start)
+        scaled = values[start:stop] * np.exp(-rate * offsets)
+        tail = np.cumsum(scaled[::-1])[::-1] + carry * math.exp(-rate * (stop - start))
+        result[start:stop] = tail * np.exp(rate * offsets)
+        carry = result[start]
+    return result
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,12 +97,10 @@ class LossPmf:
         """
         masses = self.masses
         size = masses.shape[0]
-        decay = math.exp(-self.step)
         mass_tail = np.zeros(size + 1)
         mass_tail[:size] = np.cumsum(masses[::-1])[::-1]
         weighted_tail = np.zeros(size + 1)
-        if size:
-            weighted_tail[:size] = lfilter([1.0], [1.0, -decay], masses[::-1])[::-1]
+        weighted_tail[:size] = discounted_suffix_sum(masses, self.step)
         remaining = size - np.arange(size + 1)
         ones_tail = -np.expm1(-self.step * remaining) / -math.expm1(-self.step)
         return mass_tail, weighted_tail, remaining.astype(np.float64), ones_tail
@@ -100,7 +118,8 @@ class LossPmf:
         finite = np.maximum(finite, 0.0)
         weight_sum = np.maximum(count_tail[index] - factor * ones_tail[index], 0.0)
         slack = np.minimum(self.error_max * weight_sum, self.error_l1)
-        slack = slack + _ROUNDING * mass_tail[index]
+        # Cumulative sums of n non-negative terms err by at most n u relatively.
+        slack = slack + 2 * (size + 1) * _UNIT_ROUNDOFF * mass_tail[index]
         if self.bound == "upper":
             return finite * (1 + self.mass_error) + self.infinity_mass + slack
         return finite * (1 - self.mass_error) + self.infinity_mass - slack - self.junk_mass
@@ -134,6 +153,8 @@ class LossPmf:
         The root is located by Brent's method and then nudged so that an upper
         bound is never below the exact crossing and a lower bound never above it.
         """
+        from scipy.optimize import brentq
+
         if self.delta(np.array([0.0]))[0] <= delta:
             return 0.0
         losses = self.losses

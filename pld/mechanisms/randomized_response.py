@@ -9,9 +9,12 @@ otherwise, under both P and Q (a symmetric pair). After T rounds the loss is
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pld import _validate
+from pld.engine import DEFAULT_LOSS_GRID_STEP
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.pld import PLD, from_pmfs
 
@@ -24,9 +27,14 @@ def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> 
     eps0 : float
         Local privacy parameter in nats, in (0, 50].
     loss_grid_step : float, optional
-        Grid spacing in nats (default ``pld.engine.DEFAULT_LOSS_GRID_STEP``).
+        Grid spacing in nats. By default the largest divisor of eps0 not above
+        ``pld.engine.DEFAULT_LOSS_GRID_STEP``, which puts both atoms on the grid
+        and makes the bracket exact up to round-off (pass the same step to
+        compose with mechanisms on another grid).
     """
     eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+    if loss_grid_step is None:
+        loss_grid_step = eps0 / math.ceil(eps0 / DEFAULT_LOSS_GRID_STEP)
     log_true = -np.logaddexp(0.0, -eps0)
     log_flip = -np.logaddexp(0.0, eps0)
     return from_pmfs(

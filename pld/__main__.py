@@ -1,0 +1,5 @@
+import sys
+
+from pld.cli import main
+
+sys.exit(main())
