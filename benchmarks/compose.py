@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 from scipy.stats import norm
@@ -78,7 +79,7 @@ def main() -> None:
             one, compose = dp_accounting_job(log_p, log_q, rounds, pessimistic)
             compose_time, composed = median_time(compose, args.repeats)
 
-            def end_to_end(pessimistic=pessimistic):
+            def end_to_end(pessimistic=pessimistic, rounds=rounds):
                 built, run = dp_accounting_job(log_p, log_q, rounds, pessimistic)
                 result = run()
                 return [result.get_delta_for_epsilon(e) for e in EPS]
@@ -94,13 +95,13 @@ def main() -> None:
         )
         for step in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4):
             one = pld.from_pmfs(log_p, log_q, loss_grid_step=step)
-            compose_time, composed = median_time(lambda: one.self_compose(rounds), args.repeats)
+            compose_time, composed = median_time(partial(one.self_compose, rounds), args.repeats)
             lower, upper = composed.delta_bounds(EPS)
             meaningful = dp[True][2] >= 1e-10
             if np.all((upper - lower)[meaningful] <= dp_width[meaningful]) or step == 1e-4:
                 break
 
-        def ours_end_to_end(step=step):
+        def ours_end_to_end(step=step, rounds=rounds):
             loss = pld.from_pmfs(log_p, log_q, loss_grid_step=step).self_compose(rounds)
             return loss.delta_bounds(EPS)
 

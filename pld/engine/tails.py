@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-_COARSE_BINS = 2048
-_T_GRID = np.logspace(-5, 5, 161)
+_COARSE_BINS = 512
+_T_GRID = np.logspace(-5, 5, 81)
 
 
 @dataclass(frozen=True)
