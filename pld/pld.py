@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pld import _validate
-from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS
+from pld.engine import DEFAULT_TAIL_MASS, choose_loss_grid_step
 from pld.engine.loss_pmf import LossPmf
 
 #: Tolerance on a pmf's total mass in :func:`from_pmfs`.
@@ -220,6 +220,16 @@ def _total_mass(name: str, log_pmf: np.ndarray, truncated: float) -> float:
     return total
 
 
+def _loss_std(loss: np.ndarray, log_mass: np.ndarray) -> float:
+    """Standard deviation of the finite privacy loss (nats) under its distribution."""
+    finite = np.isfinite(loss)
+    weights = np.exp(log_mass[finite])
+    if weights.sum() <= 0:
+        return 0.0
+    mean = np.average(loss[finite], weights=weights)
+    return float(np.sqrt(np.average((loss[finite] - mean) ** 2, weights=weights)))
+
+
 def _charged_mass(total: float, truncated: float, mass_error: float) -> float:
     """Mass to charge to the upper bound: the truncated mass, or the whole shortfall
     when the given masses fall short of 1 by more than their relative error."""
@@ -250,7 +260,10 @@ def from_pmfs(
         Declare that the loss of Q/P under Q has the same law as that of P/Q
         under P; only one direction is then computed.
     loss_grid_step : float, optional
-        Grid spacing in nats, in (0, 1]; default ``pld.engine.DEFAULT_LOSS_GRID_STEP``.
+        Grid spacing in nats, in (0, 1]. By default
+        :func:`pld.engine.choose_loss_grid_step` of the loss's standard deviation
+        under P. Pass it explicitly when the outcomes are merged atoms (they
+        must be merged on the grid they will be placed on).
     truncated_mass_p, truncated_mass_q : float
         Mass of P (resp. Q) that the caller left out, in [0, 1) (resp. [0, 1]; a
         symmetric pair may leave out all of Q's side). It is charged to
@@ -269,8 +282,8 @@ def from_pmfs(
     PLD
         One round of the mechanism.
     """
-    step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
-    step = _validate.in_interval("loss_grid_step", step, 0.0, 1.0, low_open=True)
+    if loss_grid_step is not None:
+        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
     truncated_mass_p = _validate.in_interval(
         "truncated_mass_p", truncated_mass_p, 0.0, 1.0, high_open=True
     )
@@ -291,6 +304,9 @@ def from_pmfs(
     with np.errstate(invalid="ignore"):
         has_p = log_p > -np.inf
         loss_pq = np.where(log_q[has_p] > -np.inf, log_p[has_p] - log_q[has_p], np.inf)
+    step = loss_grid_step
+    if step is None:
+        step = choose_loss_grid_step(_loss_std(loss_pq, log_p[has_p]))
     directions = [
         _direction_from_atoms(loss_pq, log_p[has_p], step, charged_p, extra_loss, mass_error)
     ]
@@ -324,8 +340,9 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
     """Compose PLDs (heterogeneous composition, seed 004 Thm 4), each ``rounds`` times.
 
     Identical objects are grouped, so ``compose(a, a, b)`` raises ``a``'s
-    spectrum to the power 2 instead of multiplying twice. All PLDs must share
-    the grid step.
+    spectrum to the power 2 instead of multiplying twice. PLDs on grids whose
+    steps differ by powers of two (as all default grids do) are placed on the
+    finest one, which is exact; other mixtures of steps are refused.
 
     Parameters
     ----------
@@ -345,9 +362,16 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
             raise ValueError(f"compose takes PLD objects (got {type(item).__name__})")
     rounds = _validate.integer_at_least("rounds", rounds, 1)
     tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
-    steps = {p.loss_grid_step for p in plds}
-    if len(steps) > 1:
-        raise ValueError(f"all PLDs must share loss_grid_step to be composed (got {sorted(steps)})")
+    finest = min(p.loss_grid_step for p in plds)
+    factors = {id(p): round(p.loss_grid_step / finest) for p in plds}
+    for p in plds:
+        factor = factors[id(p)]
+        if abs(p.loss_grid_step - factor * finest) > 1e-9 * finest or factor & (factor - 1):
+            steps = sorted({q.loss_grid_step for q in plds})
+            raise ValueError(
+                "PLDs composed together need the same loss_grid_step, or steps that differ "
+                f"by powers of two (got {steps}); build them with one loss_grid_step"
+            )
     counts: dict[int, list] = {}
     for item in plds:
         counts.setdefault(id(item), [item, 0])[1] += rounds
@@ -356,8 +380,8 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
     n_directions = 1 if symmetric else 2
     directions = []
     for index in range(n_directions):
-        chosen = [(p._both_directions()[index], c) for p, c in groups]
-        upper = compose_pmfs([(d.upper, c) for d, c in chosen], tail_mass)
-        lower = compose_pmfs([(d.lower, c) for d, c in chosen], tail_mass)
+        chosen = [(p._both_directions()[index], factors[id(p)], c) for p, c in groups]
+        upper = compose_pmfs([(d.upper.refined(f), c) for d, f, c in chosen], tail_mass)
+        lower = compose_pmfs([(d.lower.refined(f), c) for d, f, c in chosen], tail_mass)
         directions.append(_Direction(upper, lower))
     return PLD(directions, symmetric=symmetric)

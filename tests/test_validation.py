@@ -40,9 +40,25 @@ def test_oversized_grid_is_refused_with_a_hint():
         fine.self_compose(100000)
 
 
-def test_composing_different_grids_is_refused():
+def test_composing_unrelated_grids_is_refused():
     with pytest.raises(ValueError, match="loss_grid_step"):
-        pld.compose(pld.gaussian(1.0), pld.gaussian(1.0, loss_grid_step=1e-2))
+        pld.compose(pld.gaussian(1.0), pld.gaussian(1.0, loss_grid_step=3e-3))
+
+
+def test_nested_default_grids_compose_exactly():
+    narrow, wide = pld.gaussian(20.0), pld.gaussian(1.0)
+    assert narrow.loss_grid_step < wide.loss_grid_step  # the regridding is exercised
+    both = pld.compose(narrow, wide)
+    assert both.loss_grid_step == narrow.loss_grid_step
+    from pld.mechanisms.gaussian import gaussian_delta
+
+    # Two Gaussians compose into one with 1/sigma^2 = 1/sigma1^2 + 1/sigma2^2.
+    sigma = (1 / 20.0**2 + 1 / 1.0**2) ** -0.5
+    eps = np.array([0.5, 1.0, 2.0, 4.0])
+    lower, upper = both.delta_bounds(eps)
+    truth = gaussian_delta(eps, sigma)
+    assert np.all(lower <= truth) and np.all(truth <= upper)
+    assert np.max((upper - lower) / upper) < 1e-2
 
 
 def test_truncated_mass_is_charged_to_the_upper_bound_only():

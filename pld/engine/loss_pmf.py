@@ -88,6 +88,25 @@ class LossPmf:
         """Total mass at finite losses (computed, including junk and round-off)."""
         return float(self.masses.sum())
 
+    def refined(self, factor: int) -> LossPmf:
+        """The same pmf on the grid of step ``step / factor`` (exact: old points are new ones)."""
+        if factor == 1:
+            return self
+        masses = np.zeros((self.masses.shape[0] - 1) * factor + 1 if self.masses.size else 0)
+        masses[::factor] = self.masses
+        return LossPmf(
+            self.step / factor,
+            self.offset * factor,
+            masses,
+            self.infinity_mass,
+            self.bound,
+            junk_mass=self.junk_mass,
+            error_max=self.error_max,
+            error_l1=self.error_l1,
+            loss_error=self.loss_error,
+            mass_error=self.mass_error,
+        )
+
     @functools.cached_property
     def _suffix(self) -> tuple[np.ndarray, ...]:
         """Suffix sums that make delta(eps) O(1) per query.

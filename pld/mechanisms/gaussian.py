@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
-from pld.engine import DEFAULT_LOSS_GRID_STEP
+from pld.engine import choose_loss_grid_step
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.pld import PLD, from_pmfs
 
@@ -25,7 +25,7 @@ from pld.pld import PLD, from_pmfs
 _TRUNCATION = 1e-20
 
 
-def _log_interval_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+def log_normal_interval_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     """log(Phi(upper) - Phi(lower)) for standard-normal bounds, accurate in both tails."""
     upper_side = lower > 0
     log_big = np.where(upper_side, log_ndtr(-lower), log_ndtr(upper))
@@ -58,14 +58,15 @@ def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | 
     sensitivity : float
         l2 sensitivity Δ > 0.
     loss_grid_step : float, optional
-        Grid spacing in nats (default ``pld.engine.DEFAULT_LOSS_GRID_STEP``).
+        Grid spacing in nats (default: ``pld.engine.choose_loss_grid_step`` of
+        the loss's standard deviation Δ/σ).
     """
     sigma = _validate.positive("sigma", sigma)
     sensitivity = _validate.positive("sensitivity", sensitivity)
-    step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
-    step = _validate.in_interval("loss_grid_step", step, 0.0, 1.0, low_open=True)
     mu = sensitivity**2 / (2 * sigma**2)
     spread = math.sqrt(2 * mu)
+    step = choose_loss_grid_step(spread) if loss_grid_step is None else loss_grid_step
+    step = _validate.in_interval("loss_grid_step", step, 0.0, 1.0, low_open=True)
     reach = -float(ndtri(_TRUNCATION / 2))
     first = math.floor((mu - reach * spread) / step)
     last = math.floor((mu + reach * spread) / step)
@@ -75,8 +76,8 @@ def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | 
             "increase loss_grid_step"
         )
     edges = np.arange(first, last + 2) * step
-    log_p = _log_interval_mass((edges[:-1] - mu) / spread, (edges[1:] - mu) / spread)
-    log_q = _log_interval_mass((edges[:-1] + mu) / spread, (edges[1:] + mu) / spread)
+    log_p = log_normal_interval_mass((edges[:-1] - mu) / spread, (edges[1:] - mu) / spread)
+    log_q = log_normal_interval_mass((edges[:-1] + mu) / spread, (edges[1:] + mu) / spread)
     outside_p = math.exp(log_ndtr(-(edges[-1] - mu) / spread)) + math.exp(
         log_ndtr((edges[0] - mu) / spread)
     )

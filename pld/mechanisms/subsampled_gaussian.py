@@ -1,0 +1,111 @@
+"""The Poisson-subsampled Gaussian mechanism (DP-SGD's accounting workload).
+
+Each record is used with probability q and the sum gets N(0, σ²) noise, with
+sensitivity 1. Under add/remove adjacency the pair
+``P = (1 - q) N(0, σ²) + q N(1, σ²)``, ``Q = N(0, σ²)`` dominates both the
+removal (loss of P/Q under P) and, read the other way, the addition (loss of Q/P
+under Q) of a record (Zhu, Dong and Wang 2022, Thm 11), so the PLD keeps both
+directions. It is the workload on which the peer accountants are compared
+(shared/notes/measurements.md: δ(1) = 0.0026124 after 1000 steps at σ = 1,
+q = 0.01).
+
+The privacy loss ``l(x) = log(1 - q + q exp((2x - 1) / (2σ²)))`` is increasing in
+the output x, so the outputs whose loss falls in the grid cell ``[k h, (k+1) h)``
+form the interval ``[x(k h), x((k+1) h))`` with
+``x(l) = σ² log((e^l - 1 + q) / q) + 1/2``; its P- and Q-mass are differences of
+normal CDFs, passed to the engine as one merged atom per cell
+(docs/architecture.md, "Merged atoms").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr, ndtri
+
+from pld import _validate
+from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
+from pld.mechanisms._spec import MechanismSpec, Option
+from pld.mechanisms.gaussian import log_normal_interval_mass
+from pld.pld import PLD, from_pmfs
+
+#: Mass of each distribution above the last cell (charged to +inf).
+_TRUNCATION = 1e-20
+
+
+def _output_at_loss(loss: np.ndarray, sigma: float, rate: float) -> np.ndarray:
+    """Inverse of the loss function: the output x with l(x) = loss (-inf below log(1-q))."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = np.expm1(loss) + rate
+        return np.where(excess > 0, sigma**2 * np.log(excess / rate) + 0.5, -np.inf)
+
+
+def subsampled_gaussian(sigma: float, rate: float, *, loss_grid_step: float | None = None) -> PLD:
+    """One step of the Poisson-subsampled Gaussian mechanism, both directions.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation in units of the sensitivity, > 0.
+    rate : float
+        Sampling probability q, in (0, 1].
+    loss_grid_step : float, optional
+        Grid spacing in nats (default: ``pld.engine.choose_loss_grid_step`` of
+        the one-step loss's standard deviation, from a first pass on the
+        coarsest default grid).
+    """
+    sigma = _validate.positive("sigma", sigma)
+    rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
+    if loss_grid_step is None:
+        log_p, log_q, _, _ = _cells(sigma, rate, DEFAULT_LOSS_GRID_STEP)
+        loss, weight = log_p - log_q, np.exp(log_p)
+        mean = np.average(loss, weights=weight)
+        spread = math.sqrt(np.average((loss - mean) ** 2, weights=weight))
+        loss_grid_step = choose_loss_grid_step(spread)
+    step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    log_p, log_q, tail_p, tail_q = _cells(sigma, rate, step)
+    return from_pmfs(
+        log_p,
+        log_q,
+        loss_grid_step=step,
+        truncated_mass_p=tail_p,
+        truncated_mass_q=tail_q,
+    )
+
+
+def _cells(sigma: float, rate: float, step: float):
+    """Log P- and Q-mass of the outputs in each loss cell, and the masses above the last."""
+    top_output = 1.0 - sigma * float(ndtri(_TRUNCATION))
+    top_loss = math.log1p(rate * math.expm1((2 * top_output - 1) / (2 * sigma**2)))
+    first = math.floor(math.log1p(-rate) / step) if rate < 1 else math.floor(-50 / step)
+    last = math.floor(top_loss / step)
+    if last - first > 2**26:
+        raise ValueError(
+            f"sigma={sigma:g}, rate={rate:g} with loss_grid_step={step:g} needs "
+            f"{last - first} grid cells; increase loss_grid_step"
+        )
+    edges = _output_at_loss(np.arange(first, last + 2) * step, sigma, rate)
+    edges[-1] = top_output
+    lower, upper = edges[:-1] / sigma, edges[1:] / sigma
+    log_q = log_normal_interval_mass(lower, upper)
+    shifted = log_normal_interval_mass(lower - 1 / sigma, upper - 1 / sigma)
+    log_p = (
+        np.logaddexp(math.log1p(-rate) + log_q, math.log(rate) + shifted) if rate < 1 else shifted
+    )
+    tail_q = math.exp(log_ndtr(-top_output / sigma))
+    tail_p = (1 - rate) * tail_q + rate * math.exp(log_ndtr(-(top_output - 1) / sigma))
+    return log_p, log_q, tail_p, tail_q
+
+
+CLI_SPECS = (
+    MechanismSpec(
+        name="subsampled-gaussian",
+        help="Poisson-subsampled Gaussian mechanism (DP-SGD step), sensitivity 1",
+        options=(
+            Option("--sigma", "sigma", float, "noise standard deviation"),
+            Option("--rate", "rate", float, "sampling probability q in (0, 1]"),
+        ),
+        build=subsampled_gaussian,
+    ),
+)
