@@ -37,11 +37,15 @@ class LossAtoms:
     ``infinity_mass`` is the P-mass where Q is zero (loss ``+inf``). For a
     one-round PLD the upper atoms form a dominating pair and the lower atoms a
     dominated one: the Q-mass of atom ``i`` is ``mass[i] * exp(-loss[i])``.
+    ``loss_error`` (nats) bounds how far the true losses may lie from ``loss``
+    (float evaluation of the mechanism): a user of the atoms should evaluate an
+    upper bound at ``eps - loss_error`` and a lower bound at ``eps + loss_error``.
     """
 
     loss: np.ndarray
     mass: np.ndarray
     infinity_mass: float
+    loss_error: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,17 @@ class PLD:
     ``pld.gaussian``, ``pld.clones``, ...). Instances are immutable.
     """
 
-    def __init__(self, directions: Sequence[_Direction], *, symmetric: bool) -> None:
+    def __init__(
+        self, directions: Sequence[_Direction], *, symmetric: bool, composed: bool = False
+    ) -> None:
         self._directions = tuple(directions)
         self._symmetric = symmetric
+        self._composed = composed
+
+    @property
+    def composed(self) -> bool:
+        """True for the result of a composition (not one round of a mechanism)."""
+        return self._composed
 
     @property
     def symmetric(self) -> bool:
@@ -157,7 +169,9 @@ class PLD:
         for direction in self._directions:
             pmf = direction.upper if bound == "upper" else direction.lower
             keep = pmf.masses > 0
-            result.append(LossAtoms(pmf.losses[keep], pmf.masses[keep], pmf.infinity_mass))
+            result.append(
+                LossAtoms(pmf.losses[keep], pmf.masses[keep], pmf.infinity_mass, pmf.loss_error)
+            )
         return result
 
     def rdp(self, orders: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -170,6 +184,7 @@ class PLD:
 def _direction_from_atoms(
     loss: np.ndarray,
     log_mass: np.ndarray,
+    loss_scale: np.ndarray,
     step: float,
     extra_mass: float,
     extra_loss: float,
@@ -178,9 +193,11 @@ def _direction_from_atoms(
     """Discretise one direction; ``extra_mass`` (truncated) is charged to the upper side only."""
     from pld.engine.discretise import charge_mass, discretise, loss_rounding_error
 
-    upper, lower = discretise(loss, log_mass, step, tail_mass=DEFAULT_TAIL_MASS)
+    upper, lower = discretise(
+        loss, log_mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS
+    )
     upper = charge_mass(upper, extra_loss, extra_mass, step)
-    rounding = loss_rounding_error(loss, step)
+    rounding = loss_rounding_error(loss_scale, step)
     return _Direction(
         *(
             LossPmf(
@@ -304,18 +321,23 @@ def from_pmfs(
     with np.errstate(invalid="ignore"):
         has_p = log_p > -np.inf
         loss_pq = np.where(log_q[has_p] > -np.inf, log_p[has_p] - log_q[has_p], np.inf)
+    scale = np.maximum(np.abs(log_p), np.abs(log_q))
     step = loss_grid_step
     if step is None:
         step = choose_loss_grid_step(_loss_std(loss_pq, log_p[has_p]))
     directions = [
-        _direction_from_atoms(loss_pq, log_p[has_p], step, charged_p, extra_loss, mass_error)
+        _direction_from_atoms(
+            loss_pq, log_p[has_p], scale[has_p], step, charged_p, extra_loss, mass_error
+        )
     ]
     if not symmetric:
         has_q = log_q > -np.inf
         with np.errstate(invalid="ignore"):
             loss_qp = np.where(log_p[has_q] > -np.inf, log_q[has_q] - log_p[has_q], np.inf)
         directions.append(
-            _direction_from_atoms(loss_qp, log_q[has_q], step, charged_q, extra_loss, mass_error)
+            _direction_from_atoms(
+                loss_qp, log_q[has_q], scale[has_q], step, charged_q, extra_loss, mass_error
+            )
         )
     return PLD(directions, symmetric=symmetric)
 
@@ -333,7 +355,7 @@ def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
         _Direction(u.upper, v.lower)
         for u, v in zip(upper._directions, lower._directions, strict=True)
     ]
-    return PLD(directions, symmetric=upper.symmetric)
+    return PLD(directions, symmetric=upper.symmetric, composed=upper.composed or lower.composed)
 
 
 def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -> PLD:
@@ -384,4 +406,4 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
         upper = compose_pmfs([(d.upper.refined(f), c) for d, f, c in chosen], tail_mass)
         lower = compose_pmfs([(d.lower.refined(f), c) for d, f, c in chosen], tail_mass)
         directions.append(_Direction(upper, lower))
-    return PLD(directions, symmetric=symmetric)
+    return PLD(directions, symmetric=symmetric, composed=True)

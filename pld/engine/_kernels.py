@@ -21,11 +21,11 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def scatter_cells(loss, mass, step, first_cell, n_cells, snap):  # pragma: no cover - compiled
+def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no cover - compiled
     """Sum, per grid cell, the P-mass and its share at the cell's two grid points.
 
-    An atom within ``snap * max(|loss|, step)`` of a grid point is placed on it:
-    its computed loss carries float error of that order, and
+    An atom within ``snap[i]`` nats of a grid point is placed on it: its
+    computed loss carries float error of that order, and
     :func:`pld.engine.discretise.loss_rounding_error` budgets for the move.
 
     Returns ``(to_left, to_right)``: for cell ``k``, ``to_left[k]`` is the P-mass
@@ -44,7 +44,7 @@ def scatter_cells(loss, mass, step, first_cell, n_cells, snap):  # pragma: no co
             continue
         x = loss[i]
         nearest = round(x / step)
-        if abs(x - nearest * step) <= snap * max(abs(x), step):
+        if abs(x - nearest * step) <= snap[i]:
             k = nearest
             r = 0.0
         else:

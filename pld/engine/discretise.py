@@ -87,6 +87,7 @@ def discretise(
     log_mass: np.ndarray,
     step: float,
     *,
+    loss_scale: np.ndarray | None = None,
     tail_mass: float = 0.0,
 ) -> tuple[GridMasses, GridMasses]:
     """Discretise one direction of a PLD onto the grid ``k * step``.
@@ -101,6 +102,10 @@ def discretise(
         Natural log of each atom's mass under this direction's distribution.
     step : float
         Grid spacing ``h`` in nats.
+    loss_scale : ndarray, optional
+        Magnitude of the numbers each loss was computed from (for ``log p - log q``,
+        ``max(|log p|, |log q|)``): the loss is known to a few ulps of it, which
+        sets how far an atom may be snapped to a grid point. Default ``|loss|``.
     tail_mass : float
         Only used when the atoms span more than ``MAX_GRID_SIZE`` grid points:
         the P-mass that may then be cut from the tails (half on each side).
@@ -118,7 +123,8 @@ def discretise(
     infinity_mass = float(mass[at_infinity].sum())
     finite = ~at_infinity & (mass > 0)
     underflow_charge = _UNDERFLOW_MASS * loss.size
-    loss, mass = loss[finite], mass[finite]
+    scale = np.abs(loss) if loss_scale is None else np.asarray(loss_scale, dtype=np.float64)
+    loss, mass, scale = loss[finite], mass[finite], scale[finite]
     if loss.size == 0:
         empty = GridMasses(0, np.zeros(0), infinity_mass)
         return GridMasses(0, np.zeros(0), infinity_mass + underflow_charge), empty
@@ -130,7 +136,7 @@ def discretise(
     kept = ~above & ~below
     n_cells = last - first + 1
     to_left, to_right = _kernels.scatter_cells(
-        loss[kept], mass[kept], step, first, n_cells, SNAP_RELATIVE
+        loss[kept], mass[kept], SNAP_RELATIVE * np.maximum(scale[kept], step), step, first, n_cells
     )
     upper = np.zeros(n_cells + 1)
     upper[:-1] += to_left
@@ -163,13 +169,14 @@ def charge_mass(grid: GridMasses, loss: float, mass: float, step: float) -> Grid
     return GridMasses(first, masses, grid.infinity_mass)
 
 
-def loss_rounding_error(loss: np.ndarray, step: float) -> float:
+def loss_rounding_error(loss_scale: np.ndarray, step: float) -> float:
     """Bound, in nats, on how far any atom's grid placement is from its true loss.
 
-    A computed loss ``log p - log q`` is known to a few ulps of ``|loss|``, and an
-    atom is snapped to a grid point when within ``SNAP_RELATIVE * max(|loss|, step)``
-    of it; ``2 * SNAP_RELATIVE * (max|loss| + step)`` covers both.
+    A computed loss ``log p - log q`` is known to a few ulps of its scale
+    ``max(|log p|, |log q|)``, and an atom is snapped to a grid point when within
+    ``SNAP_RELATIVE * max(scale, step)`` of it; ``2 * SNAP_RELATIVE * (max scale + step)``
+    covers both.
     """
-    finite = loss[np.isfinite(loss)]
+    finite = loss_scale[np.isfinite(loss_scale)]
     largest = float(np.abs(finite).max()) if finite.size else 0.0
     return 2.0 * SNAP_RELATIVE * (largest + step)
