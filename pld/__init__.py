@@ -22,6 +22,7 @@ _EXPORTS = {
     "compose": "pld.pld",
     "randomized_response": "pld.mechanisms.randomized_response",
     "gaussian": "pld.mechanisms.gaussian",
+    "subsampled_gaussian": "pld.mechanisms.subsampled_gaussian",
     "clones": "pld.mechanisms.clones",
     "krr": "pld.mechanisms.krr",
     "from_privacy_profile": "pld.mechanisms.profile",
