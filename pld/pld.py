@@ -13,8 +13,10 @@ read the result.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -179,6 +181,38 @@ class PLD:
         from pld.rdp import from_pld
 
         return from_pld(self, orders)
+
+    # -- interoperability and storage (pld.interop, pld.storage) ------------
+
+    def to_dp_accounting(self, bound: str = "upper") -> Any:
+        """This PLD as a ``dp_accounting`` ``PrivacyLossDistribution``.
+
+        ``bound="upper"`` gives a pessimistic one whose delta(eps) is at least
+        this PLD's upper bound; ``"lower"`` an optimistic one from the lower
+        side (see :func:`pld.interop.to_dp_accounting`).
+        """
+        from pld.interop import to_dp_accounting
+
+        return to_dp_accounting(self, bound)
+
+    @classmethod
+    def from_dp_accounting(
+        cls, pessimistic: Any, optimistic: Any = None, *, loss_grid_step: float | None = None
+    ) -> PLD:
+        """Import a ``dp_accounting`` ``PrivacyLossDistribution``.
+
+        ``pessimistic`` gives the upper side; ``optimistic``, if given, the lower
+        side (see :func:`pld.interop.from_dp_accounting`).
+        """
+        from pld.interop import from_dp_accounting
+
+        return from_dp_accounting(pessimistic, optimistic, loss_grid_step=loss_grid_step)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write this PLD to a small versioned file; read it back with ``pld.load(path)``."""
+        from pld.storage import save
+
+        save(self, path)
 
 
 def _direction_from_atoms(
@@ -384,6 +418,8 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
             raise ValueError(f"compose takes PLD objects (got {type(item).__name__})")
     rounds = _validate.integer_at_least("rounds", rounds, 1)
     tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    if len(plds) == 1 and rounds == 1:
+        return plds[0]
     finest = min(p.loss_grid_step for p in plds)
     factors = {id(p): round(p.loss_grid_step / finest) for p in plds}
     for p in plds:

@@ -77,3 +77,15 @@ def test_epsilon_and_delta_are_consistent(pair, rounds, delta):
             assert loss.delta(upper * (1 - 1e-9) - 1e-12) > delta * (1 - 1e-12)
     else:
         assert loss.delta(1e3) > delta
+
+
+def test_subnormal_masses_are_handled():
+    # Masses between 1e-323 and 1e-308 once made a cell's position exactly 1
+    # and crashed the contraction with a division by zero.
+    p = np.array([0.5, 0.5 - 3e-310, 1e-320, 3e-310])
+    q = np.array([0.5, 0.5 - 6e-310, 2e-320, 6e-310])
+    with np.errstate(divide="ignore"):
+        loss = pld.from_pmfs(np.log(p), np.log(q), loss_grid_step=1e-3)
+    lower, upper = loss.delta_bounds(EPS)
+    truth = product_delta([(p, q)], EPS)
+    assert np.all(lower <= truth + 1e-12) and np.all(upper >= truth - 1e-12)

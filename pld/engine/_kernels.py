@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no cover - compiled
     """Sum, per grid cell, the P-mass and its share at the cell's two grid points.
 
@@ -73,7 +73,7 @@ def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no co
     return to_left, to_right
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def contract_cells(cell_mass, cell_theta, step):  # pragma: no cover - compiled
     """A pair dominated by the cells' atoms, supported on the grid (lower bound).
 
