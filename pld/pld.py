@@ -176,11 +176,19 @@ class PLD:
             )
         return result
 
-    def rdp(self, orders: Sequence[float] | np.ndarray) -> np.ndarray:
-        """Rényi-DP of the dominating pair at the given orders (see :func:`pld.rdp.from_pld`)."""
+    def rdp(
+        self, orders: Sequence[float] | np.ndarray, *, infinity_loss: float = math.inf
+    ) -> np.ndarray:
+        """Rényi-DP of the dominating pair at the given orders (see :func:`pld.rdp.from_pld`).
+
+        Mass at +inf (truncated tails) makes the RDP infinite unless the
+        mechanism's privacy loss is known to be at most ``infinity_loss`` nats,
+        where that mass is then placed. Mechanisms built with ``max_loss``
+        (clones, randomised response) already place their truncated mass there.
+        """
         from pld.rdp import from_pld
 
-        return from_pld(self, orders)
+        return from_pld(self, orders, infinity_loss=infinity_loss)
 
     # -- interoperability and storage (pld.interop, pld.storage) ------------
 

@@ -34,7 +34,7 @@ from pld.engine import MAX_GRID_SIZE
 SNAP_RELATIVE = 64 * math.ulp(1.0)
 
 #: Each atom whose P-mass underflows float64 loses at most this much mass; the
-#: upper bound charges it to +inf.
+#: upper bound charges it at the largest loss among such atoms.
 _UNDERFLOW_MASS = float(np.finfo(np.float64).tiny)
 
 
@@ -122,12 +122,17 @@ def discretise(
     at_infinity = np.isposinf(loss)
     infinity_mass = float(mass[at_infinity].sum())
     finite = ~at_infinity & (mass > 0)
-    underflow_charge = _UNDERFLOW_MASS * loss.size
+    underflowed = ~at_infinity & (mass == 0) & (np.asarray(log_mass) > -np.inf)
+    underflow_charge = _UNDERFLOW_MASS * int(underflowed.sum())
+    underflow_loss = float(loss[underflowed].max()) if underflow_charge else 0.0
     scale = np.abs(loss) if loss_scale is None else np.asarray(loss_scale, dtype=np.float64)
     loss, mass, scale = loss[finite], mass[finite], scale[finite]
     if loss.size == 0:
         empty = GridMasses(0, np.zeros(0), infinity_mass)
-        return GridMasses(0, np.zeros(0), infinity_mass + underflow_charge), empty
+        upper = charge_mass(
+            GridMasses(0, np.zeros(0), infinity_mass), underflow_loss, underflow_charge, step
+        )
+        return upper, empty
     first, last = _retained_cells(loss, mass, step, tail_mass)
     above = loss >= (last + 1) * step
     cut_above = float(mass[above].sum())
@@ -146,7 +151,8 @@ def discretise(
     with np.errstate(invalid="ignore", divide="ignore"):
         cell_theta = np.where(cell_mass > 0, to_right / cell_mass, 0.0)
     lower = _kernels.contract_cells(cell_mass, np.clip(cell_theta, 0.0, 1.0), step)
-    upper_masses = _trim(first, upper, infinity_mass + cut_above + underflow_charge)
+    upper_masses = _trim(first, upper, infinity_mass + cut_above)
+    upper_masses = charge_mass(upper_masses, underflow_loss, underflow_charge, step)
     return upper_masses, _trim(first, lower, infinity_mass)
 
 
