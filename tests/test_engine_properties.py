@@ -89,3 +89,15 @@ def test_subnormal_masses_are_handled():
     lower, upper = loss.delta_bounds(EPS)
     truth = product_delta([(p, q)], EPS)
     assert np.all(lower <= truth + 1e-12) and np.all(upper >= truth - 1e-12)
+
+
+def test_atom_just_below_the_top_grid_point_is_never_rounded_down():
+    # Randomised response whose loss is 1 - 2 ulp: the atom is snapped onto the
+    # grid point 1.0, above the last cell. A clamp once moved it to 0.999 and
+    # made the upper bound smaller than the truth (found by the clones tests).
+    log_p = [-1.3132616875182228, -0.313261687518223]
+    loss = pld.from_pmfs(log_p, log_p[::-1], symmetric=True, loss_grid_step=1e-3)
+    p = np.exp(log_p)
+    truth = product_delta([(p, p[::-1])], np.array([0.5, 0.9, 0.999]))
+    lower, upper = loss.delta_bounds([0.5, 0.9, 0.999])
+    assert np.all(upper >= truth * (1 - 1e-12)) and np.all(lower <= truth * (1 + 1e-12))

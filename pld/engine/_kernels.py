@@ -33,7 +33,8 @@ def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no co
     ``to_right[k]`` the mass sent to ``g_{k+1}``; the split keeps the P-mean of
     ``exp(-loss)`` (that is, the Q-mass) of every atom. Their sum is the cell's
     P-mass and ``to_right / (to_left + to_right)`` is the cell's mean ``theta``.
-    Atoms outside the cells are clamped to the first / last cell's left point.
+    Callers leave a spare cell on top, so every atom lands in a cell; an atom
+    outside the cells would be moved up to the nearest end (never down).
     """
     to_left = np.zeros(n_cells)
     to_right = np.zeros(n_cells)
@@ -57,11 +58,11 @@ def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no co
                 k += 1
                 r = x - k * step
         cell = k - first_cell
-        if cell < 0:
+        if cell < 0:  # below the first grid point (callers prevent it): move up
             to_left[0] += p
             continue
-        if cell >= n_cells:
-            to_left[n_cells - 1] += p
+        if cell >= n_cells:  # never round down: the top grid point is above the atom
+            to_right[n_cells - 1] += p
             continue
         if r < 0.0:
             r = 0.0

@@ -139,7 +139,8 @@ def discretise(
     below = loss < first * step
     cut_below = float(mass[below].sum())
     kept = ~above & ~below
-    n_cells = last - first + 1
+    # One spare cell on top: an atom snapped up onto g_{last+1} must land in a real cell.
+    n_cells = last - first + 2
     to_left, to_right = _kernels.scatter_cells(
         loss[kept], mass[kept], SNAP_RELATIVE * np.maximum(scale[kept], step), step, first, n_cells
     )

@@ -1,0 +1,186 @@
+"""Conversions between Rényi DP and (epsilon, delta)-DP.
+
+* :func:`to_epsilon` / :func:`to_delta`: RDP -> (eps, delta), the conversion of
+  seed 001 Lemma 2 (eq. 4) = seed 000 Lemma 3 (eq. 9), from Balle et al. (2020,
+  Thm 21) and Canonne, Kamath & Steinke (2020), minimised over the orders. These are
+  valid upper bounds for every mechanism whose RDP curve is given.
+* :func:`from_dp`: (eps, delta) -> RDP by seed 000 Lemma 1 (eq. 2, attributed to
+  Asoodeh et al. 2021). **Not a valid upper bound in general**: see its docstring.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pld._validate import in_interval, non_negative
+from pld.rdp._orders import rdp_values, real_orders
+
+
+def _conversion_slack(orders: np.ndarray) -> np.ndarray:
+    """``((lam - 1) log(1 - 1/lam) - log(lam)) / (lam - 1)`` of seed 001, eq. 4."""
+    return np.log1p(-1.0 / orders) - np.log(orders) / (orders - 1.0)
+
+
+def epsilon_per_order(rdp: object, orders: object, delta: float) -> np.ndarray:
+    """The epsilon that each order alone certifies at ``delta`` (seed 001 Lemma 2, eq. 4).
+
+    ``eps(lam) + (log(1/delta) + (lam - 1) log(1 - 1/lam) - log(lam)) / (lam - 1)``,
+    floored at 0 (an (eps, delta) guarantee with eps < 0 is not meaningful).
+    """
+    lams = real_orders(orders)
+    values = rdp_values(rdp, lams)
+    delta = in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    per_order = values + math.log(1.0 / delta) / (lams - 1.0) + _conversion_slack(lams)
+    return np.maximum(per_order, 0.0)
+
+
+def to_epsilon(rdp: object, orders: object, delta: float) -> tuple[float, float]:
+    """Smallest epsilon such that an RDP curve implies (epsilon, delta)-DP.
+
+    Implements seed 001 Lemma 2 (eq. 4) = seed 000 Lemma 3 (eq. 9):
+    ``eps = min_lam eps(lam) + (log(1/delta) + (lam-1) log(1-1/lam) - log lam)/(lam-1)``.
+
+    Parameters
+    ----------
+    rdp : array_like
+        RDP values ``eps(lam)`` in nats (``+inf`` allowed), one per order.
+    orders : array_like
+        Rényi orders ``lam > 1`` (any reals).
+    delta : float
+        Target delta in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        ``(epsilon, order)``: the epsilon in nats and the order ``lam*`` attaining the
+        minimum. ``(inf, nan)`` if every order has infinite RDP.
+    """
+    lams = real_orders(orders)
+    per_order = epsilon_per_order(rdp, lams, delta)
+    if not np.any(np.isfinite(per_order)):
+        return math.inf, math.nan
+    best = int(np.argmin(per_order))
+    return float(per_order[best]), float(lams[best])
+
+
+def to_delta(rdp: object, orders: object, epsilon: float) -> tuple[float, float]:
+    """Smallest delta such that an RDP curve implies (epsilon, delta)-DP.
+
+    The inverse of :func:`to_epsilon` at each order (seed 001 Lemma 2 solved for delta):
+    ``log delta = (lam - 1)(eps(lam) - epsilon) + (lam - 1) log(1 - 1/lam) - log lam``,
+    minimised over the orders and capped at 1.
+
+    Parameters
+    ----------
+    rdp : array_like
+        RDP values ``eps(lam)`` in nats (``+inf`` allowed), one per order.
+    orders : array_like
+        Rényi orders ``lam > 1``.
+    epsilon : float
+        Target epsilon >= 0 in nats.
+
+    Returns
+    -------
+    (float, float)
+        ``(delta, order)``; ``(1.0, nan)`` if no order gives delta < 1.
+    """
+    lams = real_orders(orders)
+    values = rdp_values(rdp, lams)
+    epsilon = non_negative("epsilon", epsilon)
+    with np.errstate(invalid="ignore"):
+        log_delta = (lams - 1.0) * (values - epsilon + _conversion_slack(lams))
+    log_delta = np.where(np.isfinite(values), log_delta, np.inf)
+    best = int(np.argmin(log_delta))
+    if not log_delta[best] < 0.0:
+        return 1.0, math.nan
+    return float(math.exp(log_delta[best])), float(lams[best])
+
+
+def _log_asoodeh_objective(
+    r: np.ndarray, lam: np.ndarray, epsilon: np.ndarray, delta: np.ndarray
+) -> np.ndarray:
+    """``log(r^lam (r-delta)^(1-lam) + (1-r)^lam (e^eps - r + delta)^(1-lam))``."""
+    first = lam * np.log(r) + (1.0 - lam) * np.log(r - delta)
+    second = lam * np.log1p(-r) + (1.0 - lam) * np.log(np.exp(epsilon) - r + delta)
+    return np.logaddexp(first, second)
+
+
+def from_dp(epsilon: float, delta: float, orders: object) -> np.ndarray:
+    """RDP curve that seed 000's Lemma 1 (eq. 2) assigns to an (epsilon, delta)-DP mechanism.
+
+    ``eps(lam) = epsilon + log M / (lam - 1)`` with
+    ``M = min_{r in (delta, 1)} r^lam (r - delta)^(1-lam) + (1-r)^lam (e^eps - r + delta)^(1-lam)``,
+    a one-dimensional convex minimisation (both terms are perspectives of ``x^lam``),
+    solved here by golden-section search on ``log M``, vectorised over the orders.
+
+    Warning
+    -------
+    This is **not** an upper bound on the RDP of (epsilon, delta)-DP mechanisms and
+    must not be used to certify privacy:
+
+    * for ``delta > 0`` the (epsilon, delta)-DP pair ``P = (delta, (1-delta) p, (1-delta) q, 0)``,
+      ``Q = (0, (1-delta) q, (1-delta) p, delta)`` (``p = e^eps / (1 + e^eps)``, ``q = 1 - p``)
+      has infinite Rényi divergence of every order, while this formula is finite;
+    * ``epsilon + log M / (lam - 1)`` equals the Rényi divergence between the binary
+      laws ``(r, 1 - r)`` and ``((r - delta) e^-eps, 1 - (r - delta) e^-eps)``, and the
+      formula takes the *minimum* over ``r``, which sits near ``r ~ delta``: at
+      ``epsilon = 1``, ``delta = 1e-5`` and order 2 it gives 6.9e-5, while randomised
+      response with ``epsilon = 1`` (which is (1, 1e-5)-DP) has RDP 0.74 there; at
+      ``delta = 0`` it tends to 0.
+
+    Both facts are asserted in ``tests/test_rdp_conversions.py``. The function is kept
+    because seed 000's Approaches 1 and 2 and its baseline (Table 2) are built on it;
+    :mod:`pld.rdp.generic_ldp` labels their outputs accordingly.
+
+    Parameters
+    ----------
+    epsilon : float
+        Epsilon >= 0 of the (epsilon, delta)-DP guarantee, in nats.
+    delta : float
+        Delta in (0, 1).
+    orders : array_like
+        Rényi orders ``lam > 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``eps(lam)`` in nats per order.
+    """
+    epsilon = non_negative("epsilon", epsilon)
+    delta = in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    lams = real_orders(orders)
+    return from_dp_arrays(np.full(lams.shape, epsilon), np.full(lams.shape, delta), lams)
+
+
+def from_dp_arrays(epsilon: np.ndarray, delta: np.ndarray, lams: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`from_dp` over broadcastable arrays (validated by the caller)."""
+    epsilon, delta, lams = np.broadcast_arrays(
+        np.asarray(epsilon, dtype=np.float64),
+        np.asarray(delta, dtype=np.float64),
+        np.asarray(lams, dtype=np.float64),
+    )
+    # golden-section search of the unimodal log M over r in (delta, 1)
+    low = delta + (1.0 - delta) * 1e-15
+    high = np.full(delta.shape, 1.0 - 1e-15)
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    left = high - ratio * (high - low)
+    right = low + ratio * (high - low)
+    f_left = _log_asoodeh_objective(left, lams, epsilon, delta)
+    f_right = _log_asoodeh_objective(right, lams, epsilon, delta)
+    for _ in range(100):
+        keep_left = f_left < f_right
+        # minimum in [low, right] if f(left) < f(right), else in [left, high]
+        high = np.where(keep_left, right, high)
+        low = np.where(keep_left, low, left)
+        reused = np.where(keep_left, left, right)
+        f_reused = np.where(keep_left, f_left, f_right)
+        fresh = np.where(keep_left, high - ratio * (high - low), low + ratio * (high - low))
+        f_fresh = _log_asoodeh_objective(fresh, lams, epsilon, delta)
+        left = np.where(keep_left, fresh, reused)
+        right = np.where(keep_left, reused, fresh)
+        f_left = np.where(keep_left, f_fresh, f_reused)
+        f_right = np.where(keep_left, f_reused, f_fresh)
+    log_m = np.minimum(f_left, f_right)
+    return epsilon + log_m / (lams - 1.0)
