@@ -27,9 +27,10 @@ _EXPORTS = {
     "krr": "pld.mechanisms.krr",
     "from_privacy_profile": "pld.mechanisms.profile",
     "subsample": "pld.mechanisms.subsample",
-    "calibrate": "pld.calibrate",
+    "calibrate": "pld.calibration",
+    "load": "pld.storage",
 }
-_SUBMODULES = ("rdp", "engine", "mechanisms")
+_SUBMODULES = ("rdp", "engine", "mechanisms", "plot", "progress")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 

@@ -75,7 +75,13 @@ def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no co
 
 
 @numba.njit(cache=True, error_model="numpy")
-def contract_cells(cell_mass, cell_theta, step):  # pragma: no cover - compiled
+def _relative_y(cell, theta, target, step, shrink):  # pragma: no cover - compiled
+    """y = exp(-loss) of the atom (cell, theta), divided by y at grid point ``target``."""
+    return math.exp(-step * (cell - target)) * (1.0 - theta * shrink)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - compiled
     """A pair dominated by the cells' atoms, supported on the grid (lower bound).
 
     Works in ``y = exp(-loss)`` coordinates under P, where the hockey-stick
@@ -87,12 +93,13 @@ def contract_cells(cell_mass, cell_theta, step):  # pragma: no cover - compiled
     branches of the subsampling profile of seed 004 eq 2.3).
 
     Two sweeps run from both ends towards the heaviest cell. Each carries an
-    atom and pulls just enough mass from the next cell's atom to land the merged
-    atom exactly on the grid point between them. When the next cell is not
-    adjacent, or holds too little mass, the carry is moved down in loss to its
-    cell's left point instead (the classic optimistic rounding). In the bulk,
-    where neighbouring cells are both occupied, the error is of second order in
-    the grid step, against first order for plain rounding.
+    atom and pulls just enough mass from the next occupied cell's atom, if it
+    lies at most ``max_gap`` cells away, to land the merged atom exactly on the
+    grid point the carry is heading for. When the next atom is farther, or holds
+    too little mass, the carry is moved down in loss to its cell's left point
+    instead (the classic optimistic rounding). Where occupied cells are close,
+    the error is of second order in the grid step, against first order for
+    plain rounding.
 
     Returns the P-masses on the grid points ``g_first .. g_{first + n_cells}``.
     """
@@ -100,15 +107,14 @@ def contract_cells(cell_mass, cell_theta, step):  # pragma: no cover - compiled
     out = np.zeros(n_cells + 1)
     if n_cells == 0:
         return out
-    e_h = math.exp(step)
-    e_minus_h = math.exp(-step)
+    shrink = -math.expm1(-step)
     mode = 0
     for k in range(n_cells):
         if cell_mass[k] > cell_mass[mode]:
             mode = k
 
     # Sweep A: from the highest-loss cell down to the mode (increasing y). The
-    # carry sits in cell a_cell at a_theta; its target is g_{a_cell}.
+    # carry sits in cell a_cell at a_theta, below its target g_{a_cell} in y.
     a_weight = 0.0
     a_theta = 0.0
     a_cell = -1
@@ -117,30 +123,25 @@ def contract_cells(cell_mass, cell_theta, step):  # pragma: no cover - compiled
         if m <= 0.0:
             continue
         theta = cell_theta[k]
-        if a_cell < 0:
-            a_weight, a_theta, a_cell = m, theta, k
-            continue
-        if a_theta <= 0.0:
+        if a_cell >= 0 and a_theta > 0.0 and a_cell - k <= max_gap:
+            carry = 1.0 - a_theta * shrink
+            other = _relative_y(k, theta, a_cell, step, shrink)
+            if other > 1.0:
+                pull = a_weight * (1.0 - carry) / (other - 1.0)
+                if pull <= m:
+                    out[a_cell] += a_weight + pull
+                    a_weight, a_theta, a_cell = m - pull, theta, k
+                else:
+                    merged = (a_weight * carry + m * other) / (a_weight + m)
+                    a_weight += m
+                    a_theta = max(0.0, (1.0 - merged) / shrink)
+                continue
+        if a_cell >= 0:
             out[a_cell] += a_weight
-            a_weight, a_theta, a_cell = m, theta, k
-            continue
-        if k == a_cell - 1:
-            pull = a_weight * a_theta * e_minus_h / (1.0 - theta)
-            if pull <= m:
-                out[a_cell] += a_weight + pull
-                a_weight, a_theta, a_cell = m - pull, theta, k
-            else:
-                merged = a_weight + m
-                a_theta = (a_weight * a_theta - m * e_h * (1.0 - theta)) / merged
-                a_weight = merged
-                if a_theta < 0.0:
-                    a_theta = 0.0
-            continue
-        out[a_cell] += a_weight
         a_weight, a_theta, a_cell = m, theta, k
 
     # Sweep B: from the lowest-loss cell up to just below the mode (decreasing y).
-    # The carry's target is g_{b_cell + 1}.
+    # The carry is above its target g_{b_cell + 1} in y.
     b_weight = 0.0
     b_theta = 0.0
     b_cell = -1
@@ -149,41 +150,41 @@ def contract_cells(cell_mass, cell_theta, step):  # pragma: no cover - compiled
         if m <= 0.0:
             continue
         theta = cell_theta[k]
-        if b_cell < 0:
-            b_weight, b_theta, b_cell = m, theta, k
-            continue
-        if b_theta <= 0.0:
+        if b_cell >= 0 and b_theta > 0.0 and k - b_cell <= max_gap:
+            target = b_cell + 1
+            carry = _relative_y(b_cell, b_theta, target, step, shrink)
+            other = _relative_y(k, theta, target, step, shrink)
+            if other < 1.0:
+                pull = b_weight * (carry - 1.0) / (1.0 - other)
+                if pull <= m:
+                    out[target] += b_weight + pull
+                    b_weight, b_theta, b_cell = m - pull, theta, k
+                else:
+                    merged = (b_weight * carry + m * other) / (b_weight + m)
+                    b_weight += m
+                    b_theta = min(1.0, (1.0 - merged * math.exp(-step)) / shrink)
+                continue
+        if b_cell >= 0:
             out[b_cell] += b_weight
-            b_weight, b_theta, b_cell = m, theta, k
-            continue
-        if k == b_cell + 1 and theta > 0.0:
-            pull = b_weight * e_h * (1.0 - b_theta) / theta
-            if pull <= m:
-                out[b_cell + 1] += b_weight + pull
-                b_weight, b_theta, b_cell = m - pull, theta, k
-            else:
-                merged = b_weight + m
-                b_theta = (b_weight * b_theta + m * (1.0 + e_minus_h * theta)) / merged
-                b_weight = merged
-                if b_theta > 1.0:
-                    b_theta = 1.0
-            continue
-        out[b_cell] += b_weight
         b_weight, b_theta, b_cell = m, theta, k
 
-    # The two carries meet around the grid point g_{a_cell} = g_{b_cell + 1}.
-    if a_cell >= 0 and b_cell >= 0 and a_cell == b_cell + 1 and a_theta > 0.0:
-        pull = a_weight * a_theta * e_minus_h / (1.0 - b_theta)
+    # The two carries meet: the one on the loss side of the other's target pulls.
+    if a_cell >= 0 and b_cell >= 0 and a_theta > 0.0 and a_cell - b_cell <= max_gap:
+        carry = 1.0 - a_theta * shrink
+        other = _relative_y(b_cell, b_theta, a_cell, step, shrink)
+        pull = a_weight * (1.0 - carry) / (other - 1.0)
         if pull <= b_weight:
             out[a_cell] += a_weight + pull
             out[b_cell] += b_weight - pull
-        else:
-            pull = b_weight * e_h * (1.0 - b_theta) / a_theta
-            if pull > a_weight:
-                pull = a_weight
-            out[a_cell] += b_weight + pull
+            return out
+        target = b_cell + 1
+        carry = _relative_y(b_cell, b_theta, target, step, shrink)
+        other = _relative_y(a_cell, a_theta, target, step, shrink)
+        pull = b_weight * (carry - 1.0) / (1.0 - other)
+        if b_theta > 0.0 and pull <= a_weight:
+            out[target] += b_weight + pull
             out[a_cell] += a_weight - pull
-        return out
+            return out
     if a_cell >= 0:
         out[a_cell] += a_weight
     if b_cell >= 0:

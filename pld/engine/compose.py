@@ -44,7 +44,7 @@ _COMPLEX_PRODUCT_ERROR = 3.0
 #: transforms (sum of counts times 8 u log2 N), the forward transforms are done
 #: in extended precision: about 7x slower, but the dominant round-off term of a
 #: long self-composition shrinks by two orders of magnitude.
-_EXTENDED_THRESHOLD = 1e-13
+_EXTENDED_THRESHOLD = 1e-12
 #: Spectrum bins whose double-precision error bound exceeds this are recomputed
 #: in extended precision: only the few low-frequency bins where |X|^T is not
 #: negligible, so the T u error of double-precision powering disappears at the

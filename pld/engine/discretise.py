@@ -33,6 +33,10 @@ from pld.engine import MAX_GRID_SIZE
 #: noise in a computed loss must not push an exact grid value into the cell below).
 SNAP_RELATIVE = 64 * math.ulp(1.0)
 
+#: Largest distance, in cells, between two atoms that the lower-bound
+#: contraction merges onto a grid point between them.
+CONTRACTION_GAP = 16
+
 #: Each atom whose P-mass underflows float64 loses at most this much mass; the
 #: upper bound charges it at the largest loss among such atoms.
 _UNDERFLOW_MASS = float(np.finfo(np.float64).tiny)
@@ -151,7 +155,7 @@ def discretise(
     cell_mass = to_left + to_right
     with np.errstate(invalid="ignore", divide="ignore"):
         cell_theta = np.where(cell_mass > 0, to_right / cell_mass, 0.0)
-    lower = _kernels.contract_cells(cell_mass, np.clip(cell_theta, 0.0, 1.0), step)
+    lower = _kernels.contract_cells(cell_mass, np.clip(cell_theta, 0.0, 1.0), step, CONTRACTION_GAP)
     upper_masses = _trim(first, upper, infinity_mass + cut_above)
     upper_masses = charge_mass(upper_masses, underflow_loss, underflow_charge, step)
     return upper_masses, _trim(first, lower, infinity_mass)
