@@ -55,11 +55,7 @@ def hockey_stick(
 
 def count_vectors(n: int, k: int) -> list[tuple[int, ...]]:
     """All value-count vectors of n users over k values."""
-    return [
-        counts
-        for counts in itertools.product(range(n + 1), repeat=k)
-        if sum(counts) == n
-    ]
+    return [counts for counts in itertools.product(range(n + 1), repeat=k) if sum(counts) == n]
 
 
 def worst_case_delta(n: int, k: int, gamma: float, eps: float) -> float:
