@@ -396,6 +396,7 @@ CALIBRATION = [
 
 
 def test_long_work_shows_a_progress_bar_on_a_terminal_unless_quiet():
+    pytest.importorskip("tqdm")
     code, out, bar = _stderr_on_a_terminal(CALIBRATION)
     assert code == 0 and json.loads(out)["param"] == "eps0"
     assert "calibrating eps0" in bar and "eval" in bar
