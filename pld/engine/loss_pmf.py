@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -76,7 +76,6 @@ class LossPmf:
     error_l1: float = 0.0
     loss_error: float = 0.0
     mass_error: float = 0.0
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def losses(self) -> np.ndarray:

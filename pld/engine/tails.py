@@ -68,8 +68,8 @@ def _log_mgf_sum(coarse: Sequence[_CoarsePmf], counts: Sequence[int], t: np.ndar
 
 
 def _tail_bound(log_mgf: np.ndarray, t: np.ndarray, threshold: float) -> float:
-    """min over t of exp(log M(t) - t * threshold)."""
-    return float(np.exp(np.min(log_mgf - t * threshold)).clip(max=np.inf))
+    """min over t of exp(log M(t) - t * threshold), capped at 1."""
+    return float(min(1.0, np.exp(np.min(log_mgf - t * threshold))))
 
 
 def composition_window(
