@@ -81,32 +81,13 @@ def _measure(n: int, eps0: float) -> dict:
 
 
 def _fmt21() -> tuple[tuple[float, float], tuple[float, float]]:
-    import numpy as np
-
-    from pld.mechanisms import clones as module
+    from pld.mechanisms.clones import clones_epsilon_bounds
 
     n, eps0 = 10**5, 4.0
-    r = math.exp(-eps0)
-    pair = module._ClonesPair(
-        n=n,
-        eps0=eps0,
-        rho=r,
-        log_one_minus_rho=math.log1p(-r),
-        weight_a=1.0 / (1.0 + r),
-        r=r,
-        one_minus_r=-math.expm1(-eps0),
-        w2=0.0,
-        blanket=0.0,
+    return (
+        clones_epsilon_bounds(n, eps0, TARGET_DELTA, analysis="2021"),
+        clones_epsilon_bounds(n, eps0, TARGET_DELTA),
     )
-    low = 0.0
-    high = eps0
-    for _ in range(50):  # bisection on the upper delta: the smallest eps with delta <= 1e-6
-        middle = 0.5 * (low + high)
-        if module._hockey_stick(pair, np.array([middle]))[1][0] <= TARGET_DELTA:
-            high = middle
-        else:
-            low = middle
-    return (low, high), module.clones_epsilon_bounds(n, eps0, TARGET_DELTA)
 
 
 def main() -> None:

@@ -113,13 +113,7 @@ fmt_2022_lower, fmt_2022 = clones_delta_bounds(n, eps0, eps)
 # Two independent computations of the same pair's delta must have overlapping brackets.
 assert np.all(pld_1[0] <= fmt_2022 * (1 + 1e-9)) and np.all(fmt_2022_lower <= pld_1[1] * (1 + 1e-9))
 # The 2021 pair: C ~ Bin(n - 1, e^-eps0), weights e^eps0/(e^eps0+1) and 1/(e^eps0+1).
-# (Private constructor of pld.mechanisms.clones; there is no public switch for it yet.)
-r = math.exp(-eps0)
-pair_2021 = clones_module._ClonesPair(
-    n=n, eps0=eps0, rho=r, log_one_minus_rho=math.log1p(-r), weight_a=1 / (1 + r), r=r,
-    one_minus_r=-math.expm1(-eps0), w2=0.0, blanket=0.0,
-)
-fmt_2021 = clones_module._hockey_stick(pair_2021, eps)[1]""",
+fmt_2021 = clones_delta_bounds(n, eps0, eps, analysis="2021")[1]""",
     ),
     (
         "code",

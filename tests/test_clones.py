@@ -107,24 +107,6 @@ def closed_form_loss(a: np.ndarray, b: np.ndarray, pair) -> np.ndarray:
         return np.where(np.abs(relative) < 0.5, np.log1p(relative), logs)
 
 
-def fmt21_pair(n: int, eps0: float) -> clones_module._ClonesPair:
-    """The pair of Feldman, McMillan, Talwar (2021), Thm 3.1 as in their code's docstrings:
-    C ~ Bin(n-1, e^-ε0), Δ ~ Bern(e^ε0/(e^ε0+1)), P = (A+Δ, C-A+1-Δ): mixture weights
-    e^ε0/(e^ε0+1) and 1/(e^ε0+1), no third component."""
-    r = math.exp(-eps0)
-    return clones_module._ClonesPair(
-        n=n,
-        eps0=eps0,
-        rho=r,
-        log_one_minus_rho=math.log1p(-r),
-        weight_a=1.0 / (1.0 + r),
-        r=r,
-        one_minus_r=-math.expm1(-eps0),
-        w2=0.0,
-        blanket=0.0,
-    )
-
-
 # -- the lattice pmfs (App A, with its errata) --------------------------------------
 
 PAIRS = [
@@ -366,8 +348,7 @@ def test_feldman_2021_published_value():
     Their pair (C ~ Bin(n-1, e^-ε0), the 2021 analysis) is weaker than the 2022
     pair (C ~ Bin(n-1, 2/(e^ε0+1))) that pld.clones uses, which must give a smaller ε.
     """
-    pair = fmt21_pair(10**5, 4.0)
-    lower, upper = clones_module._hockey_stick(pair, np.array([0.1675, 0.1728]))
+    lower, upper = clones_delta_bounds(10**5, 4.0, [0.1675, 0.1728], analysis="2021")
     assert lower[0] > 1e-6 > upper[1]
     ours_lower, ours_upper = clones_epsilon_bounds(10**5, 4.0, 1e-6)
     assert ours_upper < 0.1675
@@ -608,3 +589,10 @@ def test_slow_composition_against_dp_accounting(rounds):
     ours = clones(n, eps0).self_compose(rounds)
     eps = [0.5, 1.0, 2.0, 4.0, 8.0]
     _assert_agrees_with_dp_accounting(ours, [clones_pmfs(n, eps0)], rounds, eps)
+
+
+def test_analysis_switch_rejects_unknown_values_and_p_with_2021():
+    with pytest.raises(ValueError, match="analysis"):
+        clones_delta_bounds(100, 1.0, 0.5, analysis="2023")
+    with pytest.raises(ValueError, match="p applies"):
+        clones_delta_bounds(100, 1.0, 0.5, p=0.1, analysis="2021")

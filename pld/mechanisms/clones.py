@@ -185,6 +185,35 @@ def _pair(n: object, eps0: object, p: object) -> _ClonesPair:
     )
 
 
+def _feldman_2021_pair(n: int, eps0: float) -> _ClonesPair:
+    """The earlier pair of Feldman, McMillan and Talwar (2021, Thm 3.1): C ~ Bin(n-1, e^-ε0),
+    mixture weights e^ε0/(e^ε0+1) and 1/(e^ε0+1), no third component."""
+    r = math.exp(-eps0)
+    return _ClonesPair(
+        n=n,
+        eps0=eps0,
+        rho=r,
+        log_one_minus_rho=math.log1p(-r),
+        weight_a=1.0 / (1.0 + r),
+        r=r,
+        one_minus_r=-math.expm1(-eps0),
+        w2=0.0,
+        blanket=0.0,
+    )
+
+
+def _analysed_pair(n: object, eps0: object, p: object, analysis: str) -> _ClonesPair:
+    """The pair of seed 004 eq 3.1-3.2 (``"2022"``) or of Feldman et al. 2021 (``"2021"``)."""
+    if analysis == "2022":
+        return _pair(n, eps0, p)
+    if analysis == "2021":
+        if p is not None:
+            raise ValueError("p applies to analysis='2022' only")
+        pair = _pair(n, eps0, None)
+        return _feldman_2021_pair(pair.n, pair.eps0)
+    raise ValueError(f"analysis must be '2022' or '2021' (got {analysis!r})")
+
+
 # -- exact lattice -----------------------------------------------------------------
 
 
@@ -862,7 +891,12 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def clones_delta_bounds(
-    n: int, eps0: float, eps: float | np.ndarray, p: float | None = None
+    n: int,
+    eps0: float,
+    eps: float | np.ndarray,
+    p: float | None = None,
+    *,
+    analysis: str = "2022",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Grid-free bracket on the one-round δ(ε) = H_{e^ε}(P || Q) of the clones pair.
 
@@ -880,18 +914,22 @@ def clones_delta_bounds(
         As in :func:`clones`.
     eps : float or array_like
         Values of ε in nats.
+    analysis : {"2022", "2021"}
+        The pair of seed 004 eq 3.1-3.2 (the one :func:`clones` uses), or the
+        earlier, weaker pair of Feldman et al. 2021 (C ~ Bin(n-1, e^-ε0)) for
+        comparison with their published numbers.
 
     Returns
     -------
     lower, upper : ndarray
         Bounds on δ(ε) at each ε (the pair is symmetric, so this is also H(Q || P)).
     """
-    pair = _pair(n, eps0, p)
+    pair = _analysed_pair(n, eps0, p, analysis)
     return _hockey_stick(pair, _validate.real_array("eps", eps))
 
 
 def clones_epsilon_bounds(
-    n: int, eps0: float, delta: float, p: float | None = None
+    n: int, eps0: float, delta: float, p: float | None = None, *, analysis: str = "2022"
 ) -> tuple[float, float]:
     """Grid-free bracket on the one-round ε(δ) of the clones pair, from :func:`clones_delta_bounds`.
 
@@ -904,6 +942,8 @@ def clones_epsilon_bounds(
         As in :func:`clones`.
     delta : float
         Target δ in (0, 1).
+    analysis : {"2022", "2021"}
+        As in :func:`clones_delta_bounds`.
 
     Returns
     -------
@@ -911,7 +951,7 @@ def clones_epsilon_bounds(
         Bounds on min{ε >= 0 : δ(ε) <= delta}; ``upper`` is ``inf`` when even
         δ(ε0), which is at most the left-out mass, exceeds ``delta``.
     """
-    pair = _pair(n, eps0, p)
+    pair = _analysed_pair(n, eps0, p, analysis)
     delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
 
     def excess(eps: float, side: int) -> float:
