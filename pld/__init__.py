@@ -16,10 +16,10 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "PLD": "pld.pld",
-    "LossAtoms": "pld.pld",
-    "from_pmfs": "pld.pld",
-    "compose": "pld.pld",
+    "PLD": "pld.loss_distribution",
+    "LossAtoms": "pld.loss_distribution",
+    "from_pmfs": "pld.loss_distribution",
+    "compose": "pld.loss_distribution",
     "randomized_response": "pld.mechanisms.randomized_response",
     "gaussian": "pld.mechanisms.gaussian",
     "subsampled_gaussian": "pld.mechanisms.subsampled_gaussian",

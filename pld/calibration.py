@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pld import _validate
-from pld.pld import PLD
+from pld.loss_distribution import PLD
 
 logger = logging.getLogger(__name__)
 

@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from pld.engine.loss_pmf import LossPmf
-from pld.pld import DEFAULT_MASS_RELATIVE_ERROR, PLD, _Direction, from_pmfs
+from pld.loss_distribution import DEFAULT_MASS_RELATIVE_ERROR, PLD, _Direction, from_pmfs
 
 _INSTALL_HINT = "interoperability needs dp_accounting: pip install dp-accounting"
 

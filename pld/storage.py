@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from pld.engine.loss_pmf import LossPmf
-from pld.pld import PLD, _Direction
+from pld.loss_distribution import PLD, _Direction
 
 #: Name written in every file; files without it are not ``pld`` files.
 FORMAT_NAME = "pld.PLD"

@@ -93,7 +93,7 @@ from pld.engine import (
     choose_loss_grid_step,
 )
 from pld.mechanisms._spec import MechanismSpec, Option
-from pld.pld import PLD, from_pmfs
+from pld.loss_distribution import PLD, from_pmfs
 
 #: Largest n accepted by ``truncation="exact"``: (n+1)(n+2)/2 atoms, 4.5e6 at n = 3000.
 EXACT_MAX_N = 3000

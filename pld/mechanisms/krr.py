@@ -83,7 +83,7 @@ from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS, choose_loss_gr
 from pld.engine.discretise import SNAP_RELATIVE
 from pld.engine.loss_pmf import LossPmf
 from pld.mechanisms._spec import MechanismSpec, Option
-from pld.pld import PLD, from_bounds, from_pmfs
+from pld.loss_distribution import PLD, from_bounds, from_pmfs
 
 ADVERSARIES = ("strong", "weak")
 

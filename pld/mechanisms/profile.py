@@ -69,7 +69,7 @@ import numpy as np
 from pld import _validate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pld.pld import PLD
+    from pld.loss_distribution import PLD
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -399,7 +399,7 @@ def from_privacy_profile(
         ``PROFILE_TOLERANCE`` (not convex or not non-increasing in alpha, or below
         ``1 - alpha``), or the grid is invalid.
     """
-    from pld.pld import from_pmfs
+    from pld.loss_distribution import from_pmfs
 
     grid = check_eps_grid(eps_grid)
     values = _evaluate_profile(delta_of_eps, grid)

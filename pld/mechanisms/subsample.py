@@ -90,7 +90,7 @@ from pld.mechanisms.profile import (
     profile_hull,
     tail_sums,
 )
-from pld.pld import PLD, from_bounds, from_pmfs
+from pld.loss_distribution import PLD, from_bounds, from_pmfs
 
 _LOGGER = logging.getLogger(__name__)
 
