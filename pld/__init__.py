@@ -30,7 +30,7 @@ _EXPORTS = {
     "calibrate": "pld.calibration",
     "load": "pld.storage",
 }
-_SUBMODULES = ("rdp", "engine", "mechanisms", "plot", "progress")
+_SUBMODULES = ("rdp", "engine", "mechanisms", "randomizers", "plot", "progress")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
