@@ -1,4 +1,4 @@
-"""Benchmark of pld.clones (issue 3): build time, lattice points, memory, composed delta.
+"""Benchmark of pld.clones: build time, lattice points, memory, composed delta.
 
 Run ``python benchmarks/clones.py`` (``--quick`` stops at n = 1e6). Each (n, ε0)
 is measured in a fresh process (peak memory is a process high-water mark):

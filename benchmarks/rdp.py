@@ -1,4 +1,4 @@
-"""Benchmark of the Rényi-DP path (issue 6): prints medians; not a test.
+"""Benchmark of the Rényi-DP path: prints medians; not a test.
 
 Run with ``python benchmarks/rdp.py`` from the repository root.
 """

@@ -1,4 +1,4 @@
-"""Subsampled shufflers (issue 5): seed 004 Figures 2 and 3, with build and composition times.
+"""Subsampled shufflers: seed 004 Figures 2 and 3, with build and composition times.
 
 Figure 2 (eps0 = 3, n = 10^4, gamma = 0.01, so the base is the clones pair of
 m = 100 users): delta(eps) of the connect-the-dots pair of Lemma 7's h on

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (cell sources are notebook code, laid out for the notebook, not this file)
-"""Build and execute the paper-reproduction notebooks (issue 7).
+"""Build and execute the paper-reproduction notebooks.
 
 Each notebook is written here as a list of cells, turned into ``.ipynb`` with
 nbformat and executed with nbclient, so the committed notebooks carry their

@@ -1,4 +1,4 @@
-"""Every paper-reproduction notebook executes in quick mode (issue 7).
+"""Every paper-reproduction notebook executes in quick mode.
 
 Each notebook in ``notebooks/`` runs top to bottom in a fresh kernel with
 ``PLD_NOTEBOOK_QUICK=1`` (a reduced workload) and ``PLD_FIGURE_DIR`` pointing at

@@ -1,4 +1,4 @@
-"""The Rényi-DP cross-check path (issue 6).
+"""The Rényi-DP cross-check path.
 
 Every function returns ``eps(lam)`` in nats as a numpy array over an array of orders
 ``lam`` (integers where the formula is a binomial or multinomial expansion). Compose
