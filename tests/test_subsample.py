@@ -19,6 +19,7 @@ import pytest
 
 import pld
 from pld.mechanisms import subsample as subsample_module
+from pld.mechanisms._mixture import base_curves, kink_reach
 from pld.mechanisms.profile import connect_the_dots
 from pld.mechanisms.subsample import CLI_SPECS, lemma7_delta, subsample
 
@@ -335,7 +336,7 @@ def test_bracket_shrinks_with_the_loss_grid() -> None:
 def test_default_grid_is_the_limit_of_finer_grids(krr_base) -> None:
     rate = 0.1
     default = subsample(krr_base, rate)
-    reach = subsample_module._reach(subsample_module._base_curves(krr_base, "upper"), rate)
+    reach = kink_reach(base_curves(krr_base, "upper"), rate)
     half = math.ceil(reach / 1e-3)
     finer = subsample(krr_base, rate, eps_grid=np.arange(-2 * half, 2 * half + 1) * 5e-4)
     eps = np.linspace(-0.3, 0.3, 61)

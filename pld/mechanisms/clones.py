@@ -92,8 +92,8 @@ from pld.engine import (
     MAX_REFINEMENT,
     choose_loss_grid_step,
 )
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest n accepted by ``truncation="exact"``: (n+1)(n+2)/2 atoms, 4.5e6 at n = 3000.
 EXACT_MAX_N = 3000

@@ -27,8 +27,8 @@ from scipy.special import log_ndtr, logsumexp
 
 from pld import _validate
 from pld.engine import choose_loss_grid_step
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Enumerate outputs up to this many standard deviations (mass beyond < 1e-20).
 _REACH = 9.6

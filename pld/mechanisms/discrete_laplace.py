@@ -25,8 +25,8 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import MAX_GRID_SIZE, choose_loss_grid_step
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest a * Δ (the pure-DP epsilon, nats) accepted.
 MAX_EPS0 = 50.0
@@ -92,9 +92,7 @@ def discrete_laplace(
             f"a loss range of {2 * a * sensitivity:.3g} nats with loss_grid_step={step:g} "
             f"needs more than {MAX_GRID_SIZE} grid points; increase loss_grid_step"
         )
-    return from_pmfs(
-        log_p, log_q, symmetric=True, loss_grid_step=step, max_loss=a * sensitivity
-    )
+    return from_pmfs(log_p, log_q, symmetric=True, loss_grid_step=step, max_loss=a * sensitivity)
 
 
 CLI_SPECS = (

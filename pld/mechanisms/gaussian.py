@@ -18,8 +18,8 @@ from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
 from pld.engine import choose_loss_grid_step
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 #: P-mass of the loss left outside the grid, per side and round (charged to +inf).
 _TRUNCATION = 1e-20

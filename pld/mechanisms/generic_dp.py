@@ -21,8 +21,8 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest eps accepted, in nats.
 MAX_EPS = 50.0
@@ -33,9 +33,7 @@ def generic_dp_delta(eps_query: float | np.ndarray, eps: float, delta: float) ->
     eps_query = np.asarray(eps_query, dtype=np.float64)
     with np.errstate(over="ignore"):
         inside = (math.exp(eps) - np.exp(eps_query)) / (1 + math.exp(eps))
-    rr = np.where(
-        eps_query >= eps, 0.0, np.where(eps_query <= -eps, -np.expm1(eps_query), inside)
-    )
+    rr = np.where(eps_query >= eps, 0.0, np.where(eps_query <= -eps, -np.expm1(eps_query), inside))
     return delta + (1 - delta) * rr
 
 

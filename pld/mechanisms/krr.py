@@ -82,8 +82,8 @@ from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS, choose_loss_grid_step
 from pld.engine.discretise import SNAP_RELATIVE
 from pld.engine.loss_pmf import LossPmf
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 ADVERSARIES = ("strong", "weak")
 

@@ -30,8 +30,8 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import MAX_GRID_SIZE, choose_loss_grid_step
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest eps0 = sensitivity / scale accepted, in nats.
 MAX_EPS0 = 50.0

@@ -15,8 +15,8 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP
-from pld.mechanisms._spec import MechanismSpec, Option
 from pld.loss_distribution import PLD, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
 
 
 def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> PLD:

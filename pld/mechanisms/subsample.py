@@ -19,31 +19,12 @@ profile: it holds, it is attained for m = 1, and neither term alone suffices
 
 h from the base's hockey-stick curve
 ------------------------------------
-Write ``H(beta) = H_beta(P || Q)``. Expanding the positive parts term by term
-(derived here, checked against the mixtures' hockey sticks in
-tests/test_subsample.py):
-
-    A(alpha) = H_alpha(gamma P + (1-gamma) Q || Q)
-             = 1 - alpha                                  if alpha < 1 - gamma,
-             = gamma H(1 + (alpha - 1) / gamma)           otherwise;                (5)
-    B(alpha) = H_alpha(P || gamma Q + (1-gamma) P)
-             = c H(alpha gamma / c),  c = 1 - alpha (1 - gamma),   if c > 0,
-             = 0                                          otherwise.                (6)
-
-Both are increasing functions of the curve ``H``, so h depends on the base only
-through its privacy profile. A base PLD with two directions bounds every ordered
-pair of neighbours by ``max(H_1, H_2)``, a profile, which some pair attains
-exactly (any profile does), so Lemma 7 applies to it and
-``h = max over directions of max(A_d, B_d)``.
-
-With the curve of the base given by atoms (P-mass ``m_i`` at loss ``l_i``,
-Q-mass ``m_i e^{-l_i}``, P-mass ``p_inf`` at ``+inf``), ``H(beta) = p_inf +
-P_tail - beta Q_tail`` over the atoms with ``l_i > log beta``, so
-
-    A = gamma (P_tail + p_inf) - (alpha - 1 + gamma) Q_tail,
-    B = c (P_tail + p_inf) - alpha gamma Q_tail,
-
-evaluated exactly by suffix sums (long double) with a float error budget.
+h is ``max(A, B)`` of eqs. (5)-(6) in :mod:`pld.mechanisms._mixture`, which
+evaluates both from the base's atoms. Both are increasing functions of the curve
+``H`` of the base, so h depends on the base only through its privacy profile. A
+base PLD with two directions bounds every ordered pair of neighbours by
+``max(H_1, H_2)``, a profile, which some pair attains exactly (any profile does),
+so Lemma 7 applies to it and ``h = max over directions of max(A_d, B_d)``.
 
 The bracket
 -----------
@@ -76,21 +57,20 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP
+from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.mechanisms._mixture import Curve, base_curves, branches, curve_from_atoms, kink_reach
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.profile import (
     DiscretePair,
     check_eps_grid,
     pair_from_hull,
     profile_hull,
-    tail_sums,
 )
-from pld.loss_distribution import PLD, from_bounds, from_pmfs
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -103,88 +83,6 @@ MAX_NUM_POINTS = 2**18 + 1
 #: then ~LOWER_REFINEMENT^2 = 256 times smaller than that of a grid at the
 #: loss-grid spacing.
 LOWER_REFINEMENT = 16
-
-_UNIT = float(np.finfo(np.float64).eps)
-_LONG_UNIT = float(np.finfo(np.longdouble).eps)
-
-
-@dataclass(frozen=True)
-class _Curve:
-    """Suffix sums of one direction's atoms: ``H(beta) = p_inf + p_tail - beta q_tail``."""
-
-    loss: np.ndarray
-    p_tail: np.ndarray
-    q_tail: np.ndarray
-    p_infinity: float
-    relative_error: float
-
-
-def _curve(loss: np.ndarray, p_mass: np.ndarray, p_infinity: float, *, fill: bool) -> _Curve:
-    """Sort the atoms and take suffix sums in long double.
-
-    ``fill``: add any shortfall of the total P-mass below 1 to ``p_infinity`` (an
-    upper-bound charge; the base's upper atoms should sum to 1 already).
-    """
-    finite = np.isfinite(loss) & (p_mass > 0)
-    p_infinity = p_infinity + float(p_mass[np.isposinf(loss)].sum())
-    order = np.argsort(loss[finite], kind="stable")
-    loss = loss[finite][order]
-    p_mass = p_mass[finite][order]
-    with np.errstate(divide="ignore"):
-        q_mass = np.exp(np.log(p_mass) - loss)
-    p_tail, q_tail = tail_sums(p_mass, q_mass)
-    if fill:
-        p_infinity += max(0.0, float(1 - p_tail[0] - p_infinity))
-    # Sequential long-double sums of n positive terms: relative error <= n u_long;
-    # exp and the float64 inputs: a few u.
-    relative_error = 8 * _UNIT + 2 * loss.size * _LONG_UNIT
-    return _Curve(loss, p_tail, q_tail, p_infinity, relative_error)
-
-
-def _terms(curve: _Curve, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``P_tail + p_inf``, ``Q_tail`` over atoms with loss > log beta, and the boundary mass.
-
-    The boundary term is ``rho`` times the P-mass of atoms whose loss is within
-    ``rho`` of ``log beta`` (rho: the float error of ``log beta`` and of the
-    losses): each of them contributes at most ``rho`` times its mass to H,
-    whichever side of ``log beta`` it is counted on.
-    """
-    with np.errstate(divide="ignore"):
-        log_beta = np.log(beta.astype(np.float64))
-    index = np.searchsorted(curve.loss, log_beta, side="right")
-    rho = 8 * _UNIT * (1 + np.abs(np.where(np.isfinite(log_beta), log_beta, 0.0)))
-    first = np.searchsorted(curve.loss, log_beta - rho, side="left")
-    last = np.searchsorted(curve.loss, log_beta + rho, side="right")
-    p_sum = curve.p_tail[index] + np.longdouble(curve.p_infinity)
-    boundary = (curve.p_tail[first] - curve.p_tail[last]) * rho
-    return p_sum, curve.q_tail[index], boundary
-
-
-def _lemma7(curve: _Curve, rate: float, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A and B of one direction at ``alpha`` (long double), eqs. (5)-(6), and their budgets.
-
-    Returns ``values`` and ``errors`` of shape ``(2, len(alpha))``: row 0 is A, row 1 is B.
-    """
-    gamma = np.longdouble(rate)
-    one = np.longdouble(1)
-    rel = curve.relative_error
-    # A, eq. (5): below 1 - gamma exactly 1 - alpha.
-    beta_a = np.maximum(one + (alpha - one) / gamma, 0)
-    p_sum, q_sum, boundary = _terms(curve, beta_a)
-    slope = alpha - one + gamma
-    a_value = np.where(slope > 0, gamma * p_sum - slope * q_sum, one - alpha)
-    a_error = np.where(
-        slope > 0, rel * (gamma * p_sum + (alpha + one) * q_sum) + gamma * boundary, 0
-    )
-    # B, eq. (6): zero once c = 1 - alpha (1 - gamma) <= 0.
-    c = one - alpha * (one - gamma)
-    positive = c > 0
-    beta_b = np.where(positive, alpha * gamma / np.where(positive, c, one), np.inf)
-    p_sum, q_sum, boundary = _terms(curve, beta_b)
-    b_value = np.where(positive, c * p_sum - alpha * gamma * q_sum, 0)
-    b_error = rel * ((np.abs(c) + one + alpha) * p_sum + alpha * gamma * q_sum)
-    b_error = b_error + np.maximum(c, 0) * boundary
-    return np.stack((a_value, b_value)), np.stack((a_error, b_error))
 
 
 def lemma7_delta(
@@ -223,8 +121,8 @@ def lemma7_delta(
         raise ValueError("p_mass must hold one non-negative mass per loss value")
     p_infinity = _validate.in_interval("p_infinity", p_infinity, 0.0, 1.0)
     eps = _validate.real_array("eps", eps)
-    curve = _curve(loss, p_mass, p_infinity, fill=False)
-    values, _ = _lemma7(curve, rate, np.exp(eps.astype(np.longdouble)))
+    curve = curve_from_atoms(loss, p_mass, p_infinity, fill=False)
+    values, _ = branches(curve, rate, np.exp(eps.astype(np.longdouble)))
     return np.clip(np.max(values, axis=0), 0, 1).astype(np.float64)
 
 
@@ -238,56 +136,15 @@ def _validate_loss(loss: object) -> np.ndarray:
     return array
 
 
-def _base_curves(base: PLD, bound: str) -> list[_Curve]:
-    """One curve per direction of the base, with losses moved by the engine's loss error.
-
-    The engine bounds the true delta by its atoms' delta at ``eps -/+ loss_error``
-    (upper/lower): shifting every loss up (upper) or down (lower) by that amount
-    turns the atoms into a curve above (below) the base's true curve.
-    """
-    from pld.engine.discretise import loss_rounding_error
-
-    curves = []
-    for atoms in base.atoms(bound):
-        shift = loss_rounding_error(atoms.loss, base.loss_grid_step)
-        loss = atoms.loss + (shift if bound == "upper" else -shift)
-        curves.append(_curve(loss, atoms.mass, atoms.infinity_mass, fill=bound == "upper"))
-    return curves
-
-
-def _profile(curves: list[_Curve], rate: float, grid: np.ndarray, side: str) -> np.ndarray:
+def _profile(curves: list[Curve], rate: float, grid: np.ndarray, side: str) -> np.ndarray:
     """h at the grid (eq. 2.3, max over directions), plus (upper) or minus (lower) its budget."""
     alpha = np.exp(grid.astype(np.longdouble))
     result = np.zeros(grid.size, dtype=np.longdouble)
     for curve in curves:
-        values, errors = _lemma7(curve, rate, alpha)
+        values, errors = branches(curve, rate, alpha)
         bounded = values + errors if side == "upper" else values - errors
         result = np.maximum(result, np.max(bounded, axis=0))
     return np.clip(result, 0, 1)
-
-
-def _reach(curves: list[_Curve], rate: float) -> float:
-    """Half-width E of a symmetric eps range ``[-E, E]`` that holds every kink of h.
-
-    A base atom at loss l puts kinks of h at ``log(1 + gamma (e^l - 1))`` (eq. 5)
-    and ``-log(1 + gamma (e^{-l} - 1))`` (eq. 6); for ``l >= 0`` the first is the
-    larger in absolute value (their product of ``1 + ...`` terms is
-    ``1 + gamma (1 - gamma) (e^l - 2 + e^{-l}) >= 1``). Beyond the largest kink h
-    is constant and below the smallest one linear, so there the
-    connect-the-dots curve is exact, up to the base's masses at infinity (whose
-    kinks, at ``-/+ log(1 - gamma)``, are left out: they change delta by at most
-    those masses).
-    """
-    reach = 0.0
-    log_rate = math.log(rate)
-    log_rest = math.log1p(-rate) if rate < 1 else -math.inf
-    for curve in curves:
-        if curve.loss.size == 0:
-            continue
-        for extreme in (float(curve.loss[-1]), -float(curve.loss[0])):
-            if extreme > 0:
-                reach = max(reach, float(np.logaddexp(log_rest, log_rate + extreme)))
-    return reach
 
 
 def _aligned_grid(reach: float, step: float, multiple: int) -> np.ndarray:
@@ -343,13 +200,13 @@ def _lower_grid(grid: np.ndarray, step: float) -> np.ndarray:
     return fine
 
 
-def _upper_pair(curves: list[_Curve], rate: float, grid: np.ndarray) -> DiscretePair:
+def _upper_pair(curves: list[Curve], rate: float, grid: np.ndarray) -> DiscretePair:
     vertices, hull = profile_hull(grid, _profile(curves, rate, grid, "upper"))
     return pair_from_hull(grid, vertices, hull, "upper")
 
 
 def _choose_grid(
-    curves: list[_Curve],
+    curves: list[Curve],
     rate: float,
     grids: Iterator[tuple[np.ndarray, bool]],
     tolerance: float | None,
@@ -437,7 +294,7 @@ def subsample(
         tolerance = _validate.in_interval(
             "tolerance", tolerance, 0.0, 1.0, low_open=True, high_open=True
         )
-    upper_curves = _base_curves(base, "upper")
+    upper_curves = base_curves(base, "upper")
     if eps_grid is not None:
         if num_points is not None:
             raise ValueError("give eps_grid or num_points, not both")
@@ -445,10 +302,10 @@ def subsample(
     else:
         if num_points is not None:
             num_points = _validate.integer_at_least("num_points", num_points, 3)
-        grids = _default_grids(_reach(upper_curves, rate), step, num_points)
+        grids = _default_grids(kink_reach(upper_curves, rate), step, num_points)
     grid, upper = _choose_grid(upper_curves, rate, grids, tolerance)
     fine = _lower_grid(grid, step)
-    lower_values = _profile(_base_curves(base, "lower"), rate, fine, "lower")
+    lower_values = _profile(base_curves(base, "lower"), rate, fine, "lower")
     lower = pair_from_hull(fine, *profile_hull(fine, lower_values), "lower")
     upper_pld = from_pmfs(*upper.log_pmfs(), symmetric=True, loss_grid_step=step)
     lower_pld = from_pmfs(*lower.log_pmfs(), symmetric=True, loss_grid_step=step)

@@ -26,9 +26,9 @@ from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
+from pld.loss_distribution import PLD, from_pmfs
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.gaussian import log_normal_interval_mass
-from pld.loss_distribution import PLD, from_pmfs
 
 #: Mass of each distribution above the last cell (charged to +inf).
 _TRUNCATION = 1e-20
