@@ -27,6 +27,13 @@ _EXPORTS = {
     "krr": "pld.mechanisms.krr",
     "from_privacy_profile": "pld.mechanisms.profile",
     "subsample": "pld.mechanisms.subsample",
+    "laplace": "pld.mechanisms.laplace",
+    "discrete_laplace": "pld.mechanisms.discrete_laplace",
+    "discrete_gaussian": "pld.mechanisms.discrete_gaussian",
+    "pure_dp": "pld.mechanisms.generic_dp",
+    "approximate_dp": "pld.mechanisms.generic_dp",
+    "poisson_subsample": "pld.mechanisms.sampling",
+    "subsample_without_replacement": "pld.mechanisms.sampling",
     "calibrate": "pld.calibration",
     "load": "pld.storage",
 }

@@ -32,6 +32,10 @@ MECHANISM_MODULES = (
     "pld.mechanisms.clones",
     "pld.mechanisms.krr",
     "pld.mechanisms.subsample",
+    "pld.mechanisms.laplace",
+    "pld.mechanisms.discrete_laplace",
+    "pld.mechanisms.discrete_gaussian",
+    "pld.mechanisms.generic_dp",
 )
 
 #: Commands that take ``--mechanism`` (and so import the mechanism modules).
