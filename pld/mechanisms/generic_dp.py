@@ -91,15 +91,15 @@ CLI_SPECS = (
     MechanismSpec(
         name="pure-dp",
         help="any pure eps-DP mechanism (its worst case, eps-randomised response)",
-        options=(Option("--eps", "eps", float, "epsilon (nats, in [0, 50])"),),
+        options=(Option("--eps0", "eps", float, "epsilon of the mechanism (nats, in [0, 50])"),),
         build=pure_dp,
     ),
     MechanismSpec(
         name="approximate-dp",
         help="any (eps, delta)-DP mechanism (its worst-case four-outcome pair)",
         options=(
-            Option("--eps", "eps", float, "epsilon (nats, in [0, 50])"),
-            Option("--dp-delta", "delta", float, "delta of the mechanism, in [0, 1)"),
+            Option("--eps0", "eps", float, "epsilon of the mechanism (nats, in [0, 50])"),
+            Option("--delta0", "delta", float, "delta of the mechanism, in [0, 1)"),
         ),
         build=approximate_dp,
     ),
