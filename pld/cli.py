@@ -224,6 +224,12 @@ def _build_parser(specs: dict[str, MechanismSpec]) -> argparse.ArgumentParser:
         default=DEFAULT_CURVE_POINTS,
         help=f"points of the eps range (default {DEFAULT_CURVE_POINTS})",
     )
+    curve.add_argument(
+        "--tradeoff",
+        action="store_true",
+        help="the hypothesis-testing view instead: bounds on the smallest false-negative "
+        "rate at --points false-positive rates in [0, 1] (f-DP trade-off curve)",
+    )
     curve.add_argument("--csv", metavar="FILE", help="also write the curves to a CSV file")
     curve.add_argument(
         "--plot",
@@ -438,6 +444,8 @@ def _run_curve(args: argparse.Namespace) -> dict[str, Any]:
             item["loss"] = _rounds_of(built[key], item["rounds"])
             bar.set_postfix_str(item["label"])
             bar.update(1)
+    if args.tradeoff:
+        return _tradeoff_result(args, series)
     eps = _eps_grid(args, [item["loss"] for item in series])
     curves = {}
     for item in series:
@@ -445,19 +453,7 @@ def _run_curve(args: argparse.Namespace) -> dict[str, Any]:
         curves[item["label"]] = table
         item["delta_lower"] = table[:, 1].tolist()
         item["delta_upper"] = table[:, 2].tolist()
-    written = []
-    if args.csv is not None:
-        from pld.plot import save_csv
-
-        save_csv(curves, args.csv)
-        written.append(args.csv)
-    if args.plot is not None:
-        from pld.plot import plot_curves
-
-        plot_curves(curves, path=args.plot)
-        written.append(args.plot)
-    if written and not args.quiet:
-        print(f"pld: wrote {', '.join(written)}", file=sys.stderr)
+    _write_outputs(args, curves, ("eps", "delta_lower", "delta_upper"))
     return {
         "eps": eps,
         "series": [
@@ -474,16 +470,72 @@ def _run_curve(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _write_outputs(
+    args: argparse.Namespace, curves: dict[str, Any], header: tuple[str, str, str]
+) -> None:
+    written = []
+    if args.csv is not None:
+        from pld.plot import save_csv
+
+        save_csv(curves, args.csv, header=header)
+        written.append(args.csv)
+    if args.plot is not None:
+        from pld.plot import plot_curves, plot_tradeoff
+
+        (plot_tradeoff if header[0] == "fpr" else plot_curves)(curves, path=args.plot)
+        written.append(args.plot)
+    if written and not args.quiet:
+        print(f"pld: wrote {', '.join(written)}", file=sys.stderr)
+
+
+def _tradeoff_result(args: argparse.Namespace, series: list[dict[str, Any]]) -> dict[str, Any]:
+    """``pld curve --tradeoff``: FNR bounds at ``--points`` FPRs from 0 to 1."""
+    import numpy as np
+
+    from pld.tradeoff import tradeoff_table
+
+    if args.eps is not None or args.eps_range is not None:
+        raise UsageError("--tradeoff takes --points false-positive rates, not --eps/--eps-range")
+    points = _validate.integer_at_least("points", args.points, 2)
+    fpr = np.linspace(0.0, 1.0, points)
+    curves = {}
+    for item in series:
+        table = tradeoff_table(item["loss"], fpr)
+        curves[item["label"]] = table
+        item["fnr_lower"] = table[:, 1].tolist()
+        item["fnr_upper"] = table[:, 2].tolist()
+    _write_outputs(args, curves, ("fpr", "fnr_lower", "fnr_upper"))
+    return {
+        "fpr": fpr.tolist(),
+        "series": [
+            {
+                "label": item["label"],
+                "mechanism": item["spec"].name,
+                "options": item["options"],
+                "rounds": item["rounds"],
+                "fnr_lower": item["fnr_lower"],
+                "fnr_upper": item["fnr_upper"],
+            }
+            for item in series
+        ],
+    }
+
+
 def _curve_table(result: dict[str, Any]) -> str:
     flat: dict[str, Any] = {}
     numbered = len(result["series"]) > 1
     for index, item in enumerate(result["series"], start=1):
         flat[f"series {index}" if numbered else "series"] = item["label"]
-    flat["eps"] = result["eps"]
+    x, lower, upper = (
+        ("fpr", "fnr_lower", "fnr_upper")
+        if "fpr" in result
+        else ("eps", "delta_lower", "delta_upper")
+    )
+    flat[x] = result[x]
     for index, item in enumerate(result["series"], start=1):
         suffix = f" {index}" if numbered else ""
-        flat[f"delta_lower{suffix}"] = item["delta_lower"]
-        flat[f"delta_upper{suffix}"] = item["delta_upper"]
+        flat[f"{lower}{suffix}"] = item[lower]
+        flat[f"{upper}{suffix}"] = item[upper]
     return format_table(flat)
 
 

@@ -190,6 +190,20 @@ class PLD:
 
         return from_pld(self, orders, infinity_loss=infinity_loss)
 
+    # -- hypothesis testing (pld.tradeoff) ---------------------------------
+
+    def tradeoff(self, fpr: float | Sequence[float] | np.ndarray) -> tuple:
+        """Bounds on the smallest false-negative rate of any test at each false-positive rate.
+
+        The trade-off curve f of f-DP (Dong, Roth & Su 2022), from delta(eps) by
+        duality (see :mod:`pld.tradeoff`). Returns ``(lower, upper)``, floats for
+        a scalar ``fpr`` in [0, 1], arrays otherwise; ``lower`` is the safe one.
+        The largest true-positive rate of a test is ``1 - f(fpr)``.
+        """
+        from pld.tradeoff import tradeoff_bounds
+
+        return tradeoff_bounds(self, fpr)
+
     # -- interoperability and storage (pld.interop, pld.storage) ------------
 
     def to_dp_accounting(self, bound: str = "upper") -> Any:

@@ -9,6 +9,10 @@ passed as a mapping from a label to its table::
     pld.plot.plot_curves(curves, path="curves.png")
     pld.plot.save_csv(curves, "curves.csv")
 
+Trade-off curves (the hypothesis-testing view, :mod:`pld.tradeoff`) are drawn
+the same way by :func:`plot_tradeoff` from tables of ``(fpr, fnr_lower,
+fnr_upper)`` rows.
+
 Plotting needs matplotlib, an optional extra (``pip install 'pld[plot]'``); it
 is imported only when a plot is drawn. CSV needs nothing beyond numpy.
 """
@@ -34,7 +38,10 @@ def require_matplotlib() -> None:
         raise ImportError(INSTALL_HINT) from error
 
 
-def _checked(curves: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def _checked(
+    curves: Mapping[str, Any], columns: str = "eps, delta_lower, delta_upper"
+) -> dict[str, np.ndarray]:
+    """Each table as a float array of three columns (x, lower, upper)."""
     if not isinstance(curves, Mapping) or not curves:
         raise ValueError("curves must be a non-empty mapping from a label to a curve table")
     tables = {}
@@ -42,8 +49,7 @@ def _checked(curves: Mapping[str, Any]) -> dict[str, np.ndarray]:
         array = np.asarray(table, dtype=np.float64)
         if array.ndim != 2 or array.shape[1] != 3 or array.shape[0] == 0:
             raise ValueError(
-                f"curve {label!r} must be a table of (eps, delta_lower, delta_upper) rows "
-                f"(got shape {array.shape})"
+                f"curve {label!r} must be a table of ({columns}) rows (got shape {array.shape})"
             )
         tables[str(label)] = array
     return tables
@@ -106,16 +112,76 @@ def plot_curves(
     return figure
 
 
-def save_csv(curves: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+def plot_tradeoff(
+    curves: Mapping[str, Any],
+    *,
+    path: str | os.PathLike[str] | None = None,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Draw trade-off curves: the false-negative rate against the false-positive rate.
+
+    The lower bound on the smallest false-negative rate (the safe one) is the
+    line, the bracket the band; the diagonal ``1 - fpr`` (no information) is
+    dotted.
+
+    Parameters
+    ----------
+    curves : mapping of str to array_like
+        Label -> table of ``(fpr, fnr_lower, fnr_upper)`` rows
+        (:func:`pld.tradeoff.tradeoff_table`).
+    path, ax, title
+        As for :func:`plot_curves`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on.
+    """
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    tables = _checked(curves, "fpr, fnr_lower, fnr_upper")
+    if ax is None:
+        figure = Figure(figsize=(5.2, 5.0), layout="constrained")
+        ax = figure.add_subplot()
+    else:
+        figure = ax.figure
+    ax.plot([0, 1], [1, 0], linestyle=":", color="grey", linewidth=1)
+    for label, table in tables.items():
+        fpr, lower, upper = table[:, 0], table[:, 1], table[:, 2]
+        (line,) = ax.plot(fpr, lower, label=label)
+        ax.fill_between(fpr, lower, upper, color=line.get_color(), alpha=0.3, linewidth=0)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("false-positive rate (type I error)")
+    ax.set_ylabel("false-negative rate: lower bound, bracket shaded")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    if title:
+        ax.set_title(title)
+    if path is not None:
+        figure.savefig(os.fspath(path), dpi=150)
+    return figure
+
+
+def save_csv(
+    curves: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    header: tuple[str, str, str] = ("eps", "delta_lower", "delta_upper"),
+) -> None:
     """Write the curves as one CSV table, a row per (curve, eps).
 
-    Columns: ``series, eps, delta_lower, delta_upper``; floats are written in
-    their shortest form that reads back exactly.
+    Columns: ``series, eps, delta_lower, delta_upper`` (or the given ``header``,
+    e.g. ``("fpr", "fnr_lower", "fnr_upper")`` for trade-off tables); floats
+    are written in their shortest form that reads back exactly.
     """
-    tables = _checked(curves)
+    tables = _checked(curves, ", ".join(header))
     with open(os.fspath(path), "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["series", "eps", "delta_lower", "delta_upper"])
+        writer.writerow(["series", *header])
         for label, table in tables.items():
             for eps, lower, upper in table:
                 writer.writerow([label, repr(float(eps)), repr(float(lower)), repr(float(upper))])
