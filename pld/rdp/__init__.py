@@ -7,7 +7,9 @@ rounds with :class:`RdpAccountant` (or by adding curves) and convert with
 
 What each result is — read before quoting a number:
 
-* Valid upper bounds: ``gaussian`` (exact), ``from_pld`` (RDP of the engine's
+* Valid upper bounds: ``gaussian`` (exact), ``poisson_subsampled_gaussian``
+  (exact at integer orders, quadrature capped by a rigorous interpolation
+  otherwise), ``from_pld`` (RDP of the engine's
   dominating pair), ``to_epsilon`` / ``to_delta`` (seed 001 Lemma 2), ``subsampled``
   (Wang et al. Thm 9, given a valid base RDP), ``distributed_checkin_gaussian``
   (seed 000 Thm 4, sum aggregate), ``RdpAccountant`` (composition).
@@ -46,6 +48,7 @@ _EXPORTS = {
     "subsampled_shuffle_dp": "pld.rdp.generic_ldp",
     "girgis_subsampled_shuffle": "pld.rdp.girgis",
     "gaussian": "pld.rdp.gaussian_mechanism",
+    "poisson_subsampled_gaussian": "pld.rdp.poisson",
     "from_pld": "pld.rdp.discrete",
     "to_epsilon": "pld.rdp.conversions",
     "to_delta": "pld.rdp.conversions",
@@ -64,6 +67,7 @@ __all__ = [
     "from_pld",
     "gaussian",
     "girgis_subsampled_shuffle",
+    "poisson_subsampled_gaussian",
     "shuffle_dp",
     "shuffle_gaussian",
     "shuffled_checkin_gaussian",
@@ -94,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover
         subsampled_shuffle_dp,
     )
     from pld.rdp.girgis import girgis_subsampled_shuffle
+    from pld.rdp.poisson import poisson_subsampled_gaussian
     from pld.rdp.shuffle import shuffle_gaussian
     from pld.rdp.subsampling import subsampled, subsampled_shuffle_gaussian
 
