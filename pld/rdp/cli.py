@@ -20,6 +20,8 @@ DEFAULT_ORDERS = "2:64"
 
 _MECHANISMS: dict[str, str] = {
     "gaussian": "Gaussian mechanism (exact RDP)",
+    "poisson-gaussian": "Poisson-subsampled Gaussian, DP-SGD step, add/remove "
+    "(Mironov et al. 2019): an upper bound",
     "shuffle-gaussian": "shuffle Gaussian, canonical pair (seed 001 Thm 1): a LOWER bound "
     "on the mechanism's RDP (seed 000 Thm 3)",
     "subsampled-shuffle-gaussian": "m of n users, shuffle Gaussian (seed 001 eq. 16); "
@@ -81,6 +83,7 @@ def register(subparsers: Any) -> None:
     )
     options: dict[str, Callable[[argparse.ArgumentParser], None]] = {
         "gaussian": _gaussian_options,
+        "poisson-gaussian": _poisson_options,
         "shuffle-gaussian": _shuffle_gaussian_options,
         "subsampled-shuffle-gaussian": _subsampled_options,
         "shuffled-checkin-gaussian": _shuffled_checkin_options,
@@ -100,6 +103,11 @@ def register(subparsers: Any) -> None:
 def _gaussian_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sigma", type=float, required=True, help="noise standard deviation")
     parser.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity")
+
+
+def _poisson_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sigma", type=float, required=True, help="noise multiplier")
+    parser.add_argument("--rate", type=float, required=True, help="sampling probability q")
 
 
 def _shuffle_gaussian_options(parser: argparse.ArgumentParser) -> None:
@@ -175,6 +183,8 @@ def _per_round_rdp(args: argparse.Namespace, orders: np.ndarray) -> np.ndarray:
     name = args.rdp_mechanism
     if name == "gaussian":
         return rdp.gaussian(args.sigma, orders, sensitivity=args.sensitivity)
+    if name == "poisson-gaussian":
+        return rdp.poisson_subsampled_gaussian(args.sigma, args.rate, orders)
     if name == "shuffle-gaussian":
         return rdp.shuffle_gaussian(args.n, args.sigma, orders, direction=args.direction)
     if name == "subsampled-shuffle-gaussian":
