@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,20 @@ class LossAtoms:
     mass: np.ndarray
     infinity_mass: float
     loss_error: float = 0.0
+
+
+@dataclass(frozen=True)
+class TailMoments:
+    """Rényi moments of the P-mass a mechanism truncated (charged to +inf) in one direction.
+
+    ``mass`` is the truncated P-mass this describes; ``log_moment(t)`` returns,
+    for an array of ``t > 0``, an upper bound on ``log E_P[exp(t L) ; truncated]``
+    (L the privacy loss, nats). :func:`pld.rdp.from_pld` adds it to the atoms'
+    moments instead of making the RDP infinite.
+    """
+
+    mass: float
+    log_moment: Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -183,8 +197,11 @@ class PLD:
 
         Mass at +inf (truncated tails) makes the RDP infinite unless the
         mechanism's privacy loss is known to be at most ``infinity_loss`` nats,
-        where that mass is then placed. Mechanisms built with ``max_loss``
-        (clones, randomised response) already place their truncated mass there.
+        where that mass is then placed, or the mechanism attached the Rényi
+        moments of its truncated tails (:meth:`with_tail_moments`; the Gaussian,
+        subsampled Gaussian and discrete Gaussian do). Mechanisms built with
+        ``max_loss`` (clones, randomised response, Laplace) already place their
+        truncated mass there.
         """
         from pld.rdp import from_pld
 
@@ -203,6 +220,41 @@ class PLD:
         from pld.tradeoff import tradeoff_bounds
 
         return tradeoff_bounds(self, fpr)
+
+    # -- Rényi moments of truncated tails (pld.rdp) ---------------------------
+
+    #: Per direction, ``None`` or a :class:`TailMoments` of the mass charged to +inf.
+    _tail_moments: tuple[TailMoments | None, ...] = ()
+
+    @property
+    def tail_moments(self) -> tuple[TailMoments | None, ...]:
+        """Per direction, what the mechanism knows about the mass it charged to +inf.
+
+        Empty unless set by :meth:`with_tail_moments`; lets :meth:`rdp` stay
+        finite for mechanisms with an unbounded privacy loss.
+        """
+        return self._tail_moments
+
+    def with_tail_moments(self, *tails: TailMoments | None) -> PLD:
+        """A copy of this one-round PLD that knows the Rényi moments of its truncated mass.
+
+        One :class:`TailMoments` (or ``None``) per direction (P->Q first). Each
+        must bound, for the outcomes the mechanism left out of its pmf and
+        charged to +inf, ``E_P[exp(t L) ; left out]`` from above for every
+        ``t > 0`` (L the privacy loss of that direction).
+        """
+        if self._composed:
+            raise ValueError("tail moments describe one round, not a composition")
+        if len(tails) != len(self._directions):
+            raise ValueError(
+                f"give one tail (or None) per direction ({len(self._directions)}, got {len(tails)})"
+            )
+        for tail in tails:
+            if tail is not None and not isinstance(tail, TailMoments):
+                raise ValueError(f"tails must be TailMoments or None (got {type(tail).__name__})")
+        copy = PLD(self._directions, symmetric=self._symmetric)
+        copy._tail_moments = tuple(tails)
+        return copy
 
     # -- interoperability and storage (pld.interop, pld.storage) ------------
 

@@ -11,11 +11,12 @@ the same law for every integer Δ (checked numerically by building both
 directions in tests/test_central_mechanisms.py).
 
 The outputs ``|x| <= X`` (X = σ · ``_REACH`` + Δ) are enumerated and their
-masses divided by an upper bound on Z (the enumerated sum plus
-``2 σ sqrt(2π) Φ(-X/σ)``, which bounds the sum over ``|x| > X`` by the
-integral of the decreasing tail), so every mass is at most its true value; the
-rest (<= 1e-20 of each distribution) is handed to the engine as truncated mass
-and charged to +inf.
+masses divided by the enumerated sum, a lower bound on Z within a relative
+1e-20 (inside the engine's assumed mass accuracy); the mass outside, bounded by
+``2 σ sqrt(2π) Φ(-X/σ) / Z`` (the sum over ``|x| > X`` is at most the integral
+of the decreasing tail), is handed to the engine as truncated mass and charged
+to +inf; a bound on its Rényi moments is attached, so ``PLD.rdp``
+is finite.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from scipy.special import log_ndtr, logsumexp
 
 from pld import _validate
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, TailMoments, from_pmfs
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Enumerate outputs up to this many standard deviations (mass beyond < 1e-20).
@@ -40,7 +41,12 @@ MAX_OUTPUTS = 2**24
 def discrete_gaussian_log_pmfs(
     sigma: float, sensitivity: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Outputs x, and log P(x), log Q(x) (each at most the true value), for ``|x| <= X``."""
+    """Outputs x, and log P(x), log Q(x) for ``|x| <= X``, normalised by the enumerated sum.
+
+    Each mass is at least its true value and at most ``1 + 1e-20`` times it
+    (the enumerated sum misses at most ``1e-20`` of Z), well inside the engine's
+    assumed relative mass accuracy.
+    """
     reach = math.ceil(_REACH * sigma) + sensitivity
     if 2 * reach + 1 > MAX_OUTPUTS:
         raise ValueError(
@@ -48,12 +54,27 @@ def discrete_gaussian_log_pmfs(
             "for sigma this large use pld.gaussian, whose pair is practically the same"
         )
     x = np.arange(-reach, reach + 1, dtype=np.float64)
-    log_weight = -(x**2) / (2 * sigma**2)
-    log_tail = math.log(2 * sigma * math.sqrt(2 * math.pi)) + float(log_ndtr(-reach / sigma))
-    log_z = float(np.logaddexp(logsumexp(log_weight), log_tail))
-    log_p = log_weight - log_z
+    log_z = float(logsumexp(-(x**2) / (2 * sigma**2)))
+    log_p = -(x**2) / (2 * sigma**2) - log_z
     log_q = -((x - sensitivity) ** 2) / (2 * sigma**2) - log_z
     return x, log_p, log_q
+
+
+def _truncated_masses(sigma: float, sensitivity: int, reach: int) -> tuple[float, float, float]:
+    """log Z_enum, and bounds on the P- and Q-mass outside ``[-reach, reach]``.
+
+    ``sum_{|y| > X} exp(-y^2 / (2σ^2)) <= 2 σ sqrt(2π) Phi(-X/σ)`` (each tail is
+    at most the integral of the decreasing function beyond X); Q's outside
+    mass also holds the points ``y = x - Δ`` in ``(X - Δ, X]``.
+    """
+    y = np.arange(-reach, reach + 1, dtype=np.float64)
+    log_z = float(logsumexp(-(y**2) / (2 * sigma**2)))
+    log_tail = math.log(2 * sigma * math.sqrt(2 * math.pi)) + float(log_ndtr(-reach / sigma))
+    edge = np.arange(reach - sensitivity + 1, reach + 1, dtype=np.float64)
+    log_edge = float(logsumexp(-(edge**2) / (2 * sigma**2)))
+    missing_p = math.exp(log_tail - log_z)
+    missing_q = math.exp(float(np.logaddexp(log_tail, log_edge)) - log_z)
+    return log_z, missing_p, missing_q
 
 
 def discrete_gaussian(
@@ -88,9 +109,9 @@ def discrete_gaussian(
         lattice = sensitivity / (2 * sigma**2)
         loss_grid_step = lattice / math.ceil(lattice / base) if lattice >= base else base
     step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
-    missing_p = max(0.0, 1.0 - math.fsum(np.exp(log_p)))
-    missing_q = max(0.0, 1.0 - math.fsum(np.exp(log_q)))
-    return from_pmfs(
+    reach = int(x[-1])
+    log_z, missing_p, missing_q = _truncated_masses(sigma, sensitivity, reach)
+    loss = from_pmfs(
         log_p,
         log_q,
         symmetric=True,
@@ -98,6 +119,34 @@ def discrete_gaussian(
         truncated_mass_p=missing_p,
         truncated_mass_q=missing_q,
     )
+    return loss.with_tail_moments(
+        TailMoments(missing_p, _tail_log_moment(sigma, sensitivity, reach, log_z, missing_p))
+    )
+
+
+def _tail_log_moment(sigma: float, sensitivity: int, reach: int, log_z: float, mass: float):
+    """``t -> `` a bound on ``log E_P[exp(t L) ; |x| > reach]``, L = (Δ^2 - 2Δx) / (2σ^2).
+
+    Above the reach the loss is negative, so those outputs add at most their
+    P-mass (``mass`` bounds it). Below, completing the square,
+    ``P(x) e^{tL} = e^{t(1+t) Δ^2 / (2σ^2)} exp(-(x + tΔ)^2 / (2σ^2)) / Z``; the
+    points ``y = -x - tΔ >= y0 = reach + 1 - tΔ`` are spaced by 1 and the
+    function is decreasing for ``y >= 0``, so their sum is at most
+    ``f(y0) + σ sqrt(2π) Phi(-y0/σ)`` (``y0 >= 0``), and at most
+    ``1 + σ sqrt(2π)`` in any case; ``Z`` is at least the enumerated sum.
+    """
+    log_width = math.log(sigma * math.sqrt(2 * math.pi))
+
+    def log_moment(t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.float64)
+        y0 = reach + 1 - t * sensitivity
+        near = np.logaddexp(-(y0**2) / (2 * sigma**2), log_width + log_ndtr(-y0 / sigma))
+        whole = np.log1p(sigma * math.sqrt(2 * math.pi))
+        log_sum = np.where(y0 >= 0, np.minimum(near, whole), whole)
+        below = t * (1 + t) * sensitivity**2 / (2 * sigma**2) + log_sum - log_z
+        return np.logaddexp(below, math.log(mass) if mass > 0 else -np.inf)
+
+    return log_moment
 
 
 CLI_SPECS = (

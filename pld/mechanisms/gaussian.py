@@ -5,7 +5,8 @@ with ``mu = Δ² / (2σ²)``, and the pair is symmetric. The pmf handed to the
 engine merges, per grid cell ``[k h, (k+1) h)``, the exact P- and Q-mass of the
 loss falling in the cell (differences of the normal CDF, in log space), which
 the engine splits exactly as it would split the continuum (docs/architecture.md,
-"Merged atoms"). The analytic delta(eps) of Balle & Wang (2018, Thm 8) for T
+"Merged atoms"). The Rényi moments of the truncated tails are attached in closed
+form, so ``PLD.rdp`` is finite. The analytic delta(eps) of Balle & Wang (2018, Thm 8) for T
 rounds, with σ/√T, is the truth in tests/test_reference_mechanisms.py.
 """
 
@@ -18,7 +19,7 @@ from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, TailMoments, from_pmfs
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: P-mass of the loss left outside the grid, per side and round (charged to +inf).
@@ -84,7 +85,7 @@ def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | 
     outside_q = math.exp(log_ndtr(-(edges[-1] + mu) / spread)) + math.exp(
         log_ndtr((edges[0] + mu) / spread)
     )
-    return from_pmfs(
+    loss = from_pmfs(
         log_p,
         log_q,
         symmetric=True,
@@ -92,6 +93,27 @@ def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | 
         truncated_mass_p=outside_p,
         truncated_mass_q=outside_q,
     )
+    return loss.with_tail_moments(
+        TailMoments(outside_p, _tail_log_moment(mu, float(edges[0]), float(edges[-1])))
+    )
+
+
+def _tail_log_moment(mu: float, low: float, high: float):
+    """``t -> log E[exp(t L) ; L < low or L > high]`` for ``L ~ N(mu, 2 mu)`` (exact).
+
+    ``E[e^{tL} ; L > a] = e^{t mu + t^2 mu} Phi((mu + 2 mu t - a) / sqrt(2 mu))`` (the
+    tilted normal), and the same with ``Phi((b - mu - 2 mu t) / sqrt(2 mu))`` below b.
+    """
+    spread = math.sqrt(2 * mu)
+
+    def log_moment(t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=np.float64)
+        centre = mu + 2 * mu * t
+        above = log_ndtr((centre - high) / spread)
+        below = log_ndtr((low - centre) / spread)
+        return t * mu + t * t * mu + np.logaddexp(above, below)
+
+    return log_moment
 
 
 CLI_SPECS = (

@@ -26,7 +26,7 @@ from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, TailMoments, from_pmfs
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.gaussian import log_normal_interval_mass
 
@@ -65,13 +65,44 @@ def subsampled_gaussian(sigma: float, rate: float, *, loss_grid_step: float | No
         loss_grid_step = choose_loss_grid_step(spread)
     step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
     log_p, log_q, tail_p, tail_q = _cells(sigma, rate, step)
-    return from_pmfs(
+    loss = from_pmfs(
         log_p,
         log_q,
         loss_grid_step=step,
         truncated_mass_p=tail_p,
         truncated_mass_q=tail_q,
     )
+    top = 1.0 - sigma * float(ndtri(_TRUNCATION))
+    return loss.with_tail_moments(
+        TailMoments(tail_p, _removal_tail(sigma, rate, top)),
+        TailMoments(tail_q, lambda t: np.full(np.shape(t), math.log(tail_q))),
+    )
+
+
+def _removal_tail(sigma: float, rate: float, top: float):
+    """``t -> `` a bound on ``log E_P[exp(t L) ; x > top]`` (the truncated outputs).
+
+    With ``lam = 1 + t`` the moment is ``∫_top phi_σ(x) (a + b(x))^lam dx``,
+    ``a = 1 - q``, ``b(x) = q exp((2x - 1) / (2σ^2))``, and
+    ``∫_top phi_σ b^lam = q^lam exp((lam^2 - lam) / (2σ^2)) Phi((lam - top) / σ)``.
+    Two bounds on ``(a + b)^lam``, the smaller taken: ``2^(lam-1) (a^lam + b^lam)``
+    and ``(1 + a / b(top))^lam b^lam`` (b increases with x). On the addition
+    side (Q/P under Q) the loss is negative above ``x = 1/2``, so the moment
+    is at most the truncated Q-mass.
+    """
+    log_rest = math.log1p(-rate) if rate < 1 else -math.inf
+    log_ratio = log_rest - math.log(rate) - (2 * top - 1) / (2 * sigma**2)
+
+    def log_moment(t: np.ndarray) -> np.ndarray:
+        lam = 1.0 + np.asarray(t, dtype=np.float64)
+        log_b = lam * math.log(rate) + (lam * lam - lam) / (2 * sigma**2)
+        log_b = log_b + log_ndtr((lam - top) / sigma)
+        log_a = lam * log_rest + float(log_ndtr(-top / sigma)) if rate < 1 else -np.inf
+        split = (lam - 1) * math.log(2.0) + np.logaddexp(log_a, log_b)
+        dominant = lam * np.log1p(math.exp(log_ratio)) + log_b
+        return np.minimum(split, dominant)
+
+    return log_moment
 
 
 def _cells(sigma: float, rate: float, step: float):

@@ -20,6 +20,16 @@ mechanism's RDP.
 and a tiny underflow charge): its loss is unknown, so by default it makes the RDP
 ``+inf``. If the mechanism's privacy loss is known to be at most ``infinity_loss``
 (e.g. ``eps0`` for randomised response), pass it and the mass is charged there.
+
+Mechanisms with an unbounded loss (Gaussian, subsampled Gaussian, discrete
+Gaussian) attach instead, per direction, an upper bound on the truncated mass's
+moment ``E_P[exp((lam - 1) L) ; truncated]`` (:class:`pld.loss_distribution.TailMoments`).
+The pair made of the split atoms of the kept outcomes and the exact truncated
+outcomes dominates the mechanism (merging the split atoms gives it back), and
+the moment of the truncated part is added exactly, so the sum of the atoms'
+moments and that bound bounds the mechanism's Rényi moment. It is used when it
+covers all of ``infinity_mass`` (up to a relative 1e-9); any excess is charged
+as above.
 """
 
 from __future__ import annotations
@@ -60,17 +70,24 @@ def from_pld(loss: Any, orders: object, *, infinity_loss: float = math.inf) -> n
     if not (isinstance(infinity_loss, float) and math.isinf(infinity_loss)):
         infinity_loss = finite_real("infinity_loss", infinity_loss)
     directions = loss.atoms("upper")
+    tails = getattr(loss, "tail_moments", ())
     result = np.full(lams.shape, -np.inf)
-    for atoms in directions:
+    for index, atoms in enumerate(directions):
         losses = np.asarray(atoms.loss, dtype=np.float64)
         masses = np.asarray(atoms.mass, dtype=np.float64)
         keep = masses > 0
         log_mass = np.log(masses[keep])
         exponents = np.outer(lams - 1.0, losses[keep]) + log_mass[None, :]
-        if atoms.infinity_mass > 0:
+        remaining = atoms.infinity_mass
+        tail = tails[index] if index < len(tails) else None
+        if remaining > 0 and tail is not None and remaining <= tail.mass * (1 + 1e-9):
+            log_tail = np.asarray(tail.log_moment(lams - 1.0), dtype=np.float64)
+            exponents = np.column_stack([exponents, log_tail])
+            remaining = 0.0
+        if remaining > 0:
             if math.isinf(infinity_loss):
                 return np.full(lams.shape, np.inf)
-            extra = (lams - 1.0) * infinity_loss + math.log(atoms.infinity_mass)
+            extra = (lams - 1.0) * infinity_loss + math.log(remaining)
             exponents = np.column_stack([exponents, extra])
         log_moment = logsumexp(exponents, axis=1) if exponents.shape[1] else np.zeros(lams.shape)
         result = np.maximum(result, np.maximum(log_moment, 0.0) / (lams - 1.0))
