@@ -46,16 +46,18 @@ The bracket
 -----------
 Poisson add/remove: the upper side is the connect-the-dots pair of an upper
 bound on ``h_R`` (from the base's dominating atoms, plus float budgets) on the
-eps grid ``k * loss_grid_step``, the lower side that of a lower bound (from the
-base's dominated atoms) on the same grid. Any finer eps grid would give the same
-upper PLD (the engine splits every atom between its two neighbouring grid
-points, which is connect-the-dots on the loss grid), so the bracket contains the
-composition of the connect-the-dots pair of the exact ``h_R`` on the loss grid
-and its width shows the base's discretisation. A lower pair on a finer eps grid
-would put atoms between grid points, which the engine's dominated rounding
-moves down: measured on the subsampled Gaussian, that widens the bracket of
-delta(1) after 1000 rounds from 3e-6 to 1 %, relative. Replace-one: as in
-:mod:`pld.mechanisms.subsample`.
+eps grid ``k * loss_grid_step``: any finer eps grid would give the same upper
+PLD, since the engine splits every atom between its two neighbouring grid
+points. The lower side is a pair on the same grid whose curve lies below the
+true ``h_R`` at every alpha (:func:`_dominated_values`: lower bounds at the
+grid points, lowered by the chord's second-order excess over tangent-type
+lines built from the bounds), so by Blackwell's theorem it is a
+post-processing of the true mixture pair, in both directions and after any
+composition: the bracket holds the mechanism's own delta. Its atoms sit on the
+loss grid, where the engine's dominated discretisation loses nothing. Measured
+on the subsampled Gaussian (σ = 1, q = 0.01): delta(1) after 1000 rounds
+within [0.0026118, 0.0026125] (peers: 0.0026124), 2.8e-4 wide. Replace-one: as
+in :mod:`pld.mechanisms.subsample`.
 """
 
 from __future__ import annotations
@@ -132,6 +134,61 @@ def _removal_profile(curves: list[Curve], rate: float, grid: np.ndarray, side: s
     return np.clip(combined, np.maximum(1 - alpha, 0), 1)
 
 
+def _dominated_values(alpha: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Values at the grid whose connect-the-dots curve is below the true profile everywhere.
+
+    ``lower <= h <= upper`` at ``alpha`` (long double), h convex with slopes in
+    [-1, 0] and ``h >= 1 - alpha``. On the cell ``[a_j, a_{j+1}]`` h lies above
+    the tangent-type lines ``L1 = lower_j + s_a (alpha - a_j)`` and
+    ``L2 = lower_{j+1} + s_b (alpha - a_{j+1})``, where ``s_a`` is a lower bound
+    on the slope at ``a_j`` (the previous chord's, from the bounds) and ``s_b``
+    an upper bound on the slope at ``a_{j+1}`` (the next chord's). The chord
+    through ``lower_j``, ``lower_{j+1}`` exceeds ``max(L1, L2)`` at most at
+    their crossing, by ``e_j`` (second order in the cell width): each cell
+    proposes its two end values lowered by ``e_j``, or the floor ``(1 - alpha)_+``
+    at both ends if that is higher (linear on the cell, so below h), and every
+    point takes the smaller proposal of its two cells. The first point is put
+    on the line (h = 1 - alpha there, and the chord from ``(0, 1)`` must stay
+    below h), the last at 0 (the curve is constant beyond it). Each chord is
+    then below ``max(L1, L2, (1 - alpha)_+) <= h``.
+    """
+    one = np.longdouble(1)
+    width = np.diff(alpha)
+    chord_low = (lower[1:] - upper[:-1]) / width  # <= the true chord slope
+    chord_high = (upper[1:] - lower[:-1]) / width  # >= the true chord slope
+    s_a = np.maximum(np.concatenate(([-one], chord_low[:-1])), -one)
+    s_b = np.minimum(np.concatenate((chord_high[1:], [np.longdouble(0)])), 0)
+    left, right = alpha[:-1], alpha[1:]
+    y_left, y_right = lower[:-1], lower[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        crossing = (y_right - y_left + s_a * left - s_b * right) / (s_a - s_b)
+    inside = np.isfinite(crossing) & (crossing > left) & (crossing < right)
+    crossing = np.where(inside, crossing, left)
+    share = (crossing - left) / width
+    chord = y_left + share * (y_right - y_left)
+    bound = np.maximum(y_left + s_a * (crossing - left), y_right + s_b * (crossing - right))
+    excess = np.where(inside, np.maximum(chord - bound, 0), 0)
+    # The floor (1 - alpha)_+ is linear on each cell left of alpha = 1 (the line)
+    # and right of it (zero); a cell across 1 keeps the line (negative on its right).
+    below_one = left < 1
+    line_left = np.where(below_one, one - left, 0)
+    line_right = np.where(below_one, one - right, 0)
+    use_line = (y_left - excess < line_left) | (y_right - excess < line_right)
+    propose_left = np.where(use_line, line_left, y_left - excess)
+    propose_right = np.where(use_line, line_right, y_right - excess)
+    values = np.empty_like(lower)
+    values[0] = propose_left[0]
+    values[-1] = propose_right[-1]
+    values[1:-1] = np.minimum(propose_right[:-1], propose_left[1:])
+    values[0] = one - alpha[0]
+    values[-1] = 0
+    if np.any(values < 0) or alpha[0] >= 1:
+        # Only when h nearly touches its floor around alpha = 1: the trivial
+        # pair (P = Q, curve (1 - alpha)_+) is dominated by every pair.
+        return np.maximum(one - alpha, 0)
+    return values
+
+
 def _poisson_add_remove(base: PLD, rate: float, step: float) -> PLD:
     upper_curves = base_curves(base, "upper")
     lower_curves = base_curves(base, "lower")
@@ -141,8 +198,10 @@ def _poisson_add_remove(base: PLD, rate: float, step: float) -> PLD:
     grid = np.arange(-half, half + 1) * multiple * step
     upper_values = _removal_profile(upper_curves, rate, grid, "upper")
     upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")
-    lower_values = _removal_profile(lower_curves, rate, grid, "lower")
-    lower = pair_from_hull(grid, *profile_hull(grid, lower_values), "lower")
+    lower_values = np.minimum(_removal_profile(lower_curves, rate, grid, "lower"), upper_values)
+    alpha = np.exp(grid.astype(np.longdouble))
+    dominated = _dominated_values(alpha, lower_values, upper_values)
+    lower = pair_from_hull(grid, *profile_hull(grid, dominated), "lower")
     upper_pld = from_pmfs(*upper.log_pmfs(), loss_grid_step=step)
     lower_pld = from_pmfs(*lower.log_pmfs(), loss_grid_step=step)
     return from_bounds(upper=upper_pld, lower=lower_pld)
