@@ -76,6 +76,10 @@ from pld.mechanisms.profile import pair_from_hull, profile_hull
 #: of ``loss_grid_step``.
 MAX_NUM_POINTS = 2**19 + 1
 
+#: Where the upper removal profile falls to this, the eps grid ends (its value
+#: there stays as P-mass at +inf).
+NEGLIGIBLE = 1e-30
+
 _ADJACENCIES = ("add-remove", "replace")
 
 
@@ -189,13 +193,33 @@ def _dominated_values(alpha: np.ndarray, lower: np.ndarray, upper: np.ndarray) -
     return values
 
 
+def _eps_grid(curves: list[Curve], rate: float, step: float) -> np.ndarray:
+    """Grid points ``k * multiple * step`` on which ``h_R`` is represented.
+
+    From the last point at or below ``log(1 - q)`` (below it ``h_R = 1 - alpha``
+    exactly, which the chord from ``(0, 1)`` reproduces) to the first point
+    where the upper ``h_R`` is at most ``NEGLIGIBLE`` (beyond it the
+    connect-the-dots curve stays at that value, at least ``h_R``; the lower side
+    ends at 0), and never beyond every kink (:func:`kink_reach`).
+    """
+    reach = kink_reach(curves, rate)
+    left = math.log1p(-rate) if rate < 1 else -reach
+    left = max(left - step, -reach)
+    multiple = max(1, math.ceil((reach - left) / ((MAX_NUM_POINTS - 3) * step)))
+    spacing = multiple * step
+    first, last = math.floor(left / spacing), max(1, math.ceil(reach / spacing))
+    coarse = np.arange(first, last + 1, 64) * spacing
+    values = _removal_profile(curves, rate, coarse, "upper")
+    small = np.flatnonzero((values <= NEGLIGIBLE) & (coarse > 0))
+    if small.size:
+        last = min(last, math.ceil(coarse[small[0]] / spacing))
+    return np.arange(first, last + 1) * spacing
+
+
 def _poisson_add_remove(base: PLD, rate: float, step: float) -> PLD:
     upper_curves = base_curves(base, "upper")
     lower_curves = base_curves(base, "lower")
-    reach = kink_reach(upper_curves, rate)
-    multiple = max(1, math.ceil(2 * reach / ((MAX_NUM_POINTS - 3) * step)))
-    half = max(1, math.ceil(reach / (multiple * step)))
-    grid = np.arange(-half, half + 1) * multiple * step
+    grid = _eps_grid(upper_curves, rate, step)
     upper_values = _removal_profile(upper_curves, rate, grid, "upper")
     upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")
     lower_values = np.minimum(_removal_profile(lower_curves, rate, grid, "lower"), upper_values)
