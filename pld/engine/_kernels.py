@@ -190,3 +190,100 @@ def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - 
     if b_cell >= 0:
         out[b_cell] += b_weight
     return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def suffix_sums(masses, step, block):  # pragma: no cover - compiled
+    """Suffix sums of the masses, plain and discounted by ``exp(-step)`` per grid point.
+
+    Returns ``(mass_tail, weighted_tail)`` of length ``n + 1`` (index ``n`` holds
+    zeros): ``mass_tail[i] = sum_{j >= i} m_j`` and ``weighted_tail[i] = sum_{j >= i}
+    m_j exp(-step (j - i))``. Blocks of ``block`` points are summed with exact-to-an-ulp
+    powers ``exp(-step k)``, ``k <= block``, and carried from block to block, so the
+    relative error of every term is at most ``block + 5`` units from its own block
+    plus 4 units per block boundary crossed (docs/error-bounds.md §5); all terms
+    are non-negative and nothing overflows.
+    """
+    size = masses.shape[0]
+    mass_tail = np.zeros(size + 1)
+    weighted_tail = np.zeros(size + 1)
+    down = np.empty(block + 1)
+    up = np.empty(block + 1)
+    for k in range(block + 1):
+        down[k] = math.exp(-step * k)
+        up[k] = math.exp(step * k)
+    carry_mass = 0.0
+    carry_weighted = 0.0
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        mass = 0.0
+        weighted = 0.0
+        for i in range(end - 1, start - 1, -1):
+            mass += masses[i]
+            weighted += masses[i] * down[i - start]
+            mass_tail[i] = mass
+            weighted_tail[i] = weighted
+        for i in range(start, end):
+            mass_tail[i] += carry_mass
+            weighted_tail[i] = weighted_tail[i] * up[i - start] + carry_weighted * down[end - i]
+        carry_mass = mass_tail[start]
+        carry_weighted = weighted_tail[start]
+        end = start
+    return mass_tail, weighted_tail
+
+
+@numba.njit(cache=True, error_model="numpy")
+def hockey_stick_bound(
+    mass_tail, weighted_tail, index, factor, step, upper, terms
+):  # pragma: no cover - compiled
+    """The bound on delta at points given by segment ``index`` and ``factor``.
+
+    ``index[k]`` is the first grid point above the (shifted) eps and ``factor[k] =
+    exp(eps' - g_index)``; on that segment the hockey stick of the masses is
+    ``mass_tail - factor * weighted_tail`` (seed 004, eq 2.1), and the weights
+    ``(1 - exp(eps' - g_j))_+`` sum to ``count - factor * ones`` in closed form.
+    ``terms`` holds ``(mass_error, infinity_mass, junk_mass, error_max, error_l1,
+    summation_error, final_rounding)`` (see :class:`pld.engine.loss_pmf.LossPmf`).
+    """
+    mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
+    size = mass_tail.shape[0] - 1
+    unit = 2.0**-53
+    denominator = -math.expm1(-step)
+    out = np.empty(index.shape[0])
+    for k in range(index.shape[0]):
+        i = index[k]
+        x = factor[k]
+        tail = mass_tail[i]
+        finite = tail - x * weighted_tail[i]
+        if finite < 0.0:
+            finite = 0.0
+        count = float(size - i)
+        ones = -math.expm1(-step * (size - i)) / denominator
+        weight_sum = count - x * ones
+        if weight_sum < 0.0:
+            weight_sum = 0.0
+        weight_sum += 4.0 * unit * (count + ones)
+        slack = error_max * weight_sum
+        if slack > error_l1:
+            slack = error_l1
+        slack += summation * tail
+        if upper:
+            value = finite * (1.0 + mass_error) + infinity_mass + slack
+            out[k] = value * (1.0 + final * unit)
+        else:
+            value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
+            out[k] = value - final * unit * abs(value)
+    return out
+
+
+@numba.njit(cache=True, error_model="numpy")
+def suffix_maximum(values):  # pragma: no cover - compiled
+    """``out[i] = max_{j >= i} values[j]``."""
+    out = np.empty(values.shape[0])
+    best = -np.inf
+    for i in range(values.shape[0] - 1, -1, -1):
+        if values[i] > best:
+            best = values[i]
+        out[i] = best
+    return out

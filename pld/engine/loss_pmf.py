@@ -35,28 +35,16 @@ from dataclasses import dataclass
 import numpy as np
 
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
-#: Largest exponent used when rescaling inside one block of the discounted sums.
-_BLOCK_EXPONENT = 300.0
-
-
-def discounted_suffix_sum(values: np.ndarray, rate: float) -> np.ndarray:
-    """``out[i] = sum_{j >= i} values[j] * exp(-rate * (j - i))`` for non-negative values.
-
-    Computed block by block with rescaled cumulative sums (all terms are
-    non-negative, so there is no cancellation), without overflow.
-    """
-    size = values.shape[0]
-    result = np.zeros(size)
-    block = max(1, int(_BLOCK_EXPONENT / rate)) if rate > 0 else size
-    carry = 0.0
-    for stop in range(size, 0, -block):
-        start = max(0, stop - block)
-        offsets = np.arange(stop - start)
-        scaled = values[start:stop] * np.exp(-rate * offsets)
-        tail = np.cumsum(scaled[::-1])[::-1] + carry * math.exp(-rate * (stop - start))
-        result[start:stop] = tail * np.exp(rate * offsets)
-        carry = result[start]
-    return result
+#: Extra relative rounding, in units of u, of the final few additions and
+#: products that turn the suffix sums into a bound (each errs by at most u).
+_FINAL_ROUNDING = 8.0
+#: Points per block of the suffix sums (:func:`pld.engine._kernels.suffix_sums`),
+#: and the largest loss span of a block in nats (keeps exp(+-span) normal).
+_SUFFIX_BLOCK = 1024
+_SUFFIX_SPAN = 600.0
+#: Most times a candidate eps is nudged (by doubling steps) before the query
+#: falls back to the neighbouring breakpoint, where the bound was evaluated.
+_MAX_NUDGES = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,10 +65,12 @@ class LossPmf:
     loss_error: float = 0.0
     mass_error: float = 0.0
 
-    @property
+    @functools.cached_property
     def losses(self) -> np.ndarray:
-        """Grid loss values ``(offset + j) * step`` of the masses, in nats."""
-        return (self.offset + np.arange(self.masses.shape[0])) * self.step
+        """Grid loss values ``(offset + j) * step`` of the masses, in nats (read-only)."""
+        losses = (self.offset + np.arange(self.masses.shape[0])) * self.step
+        losses.flags.writeable = False
+        return losses
 
     @property
     def finite_mass(self) -> float:
@@ -107,97 +97,262 @@ class LossPmf:
         )
 
     @functools.cached_property
-    def _suffix(self) -> tuple[np.ndarray, ...]:
+    def _suffix(self) -> tuple[np.ndarray, np.ndarray]:
         """Suffix sums that make delta(eps) O(1) per query.
 
-        ``mass_tail[i] = sum_{j>=i} m_j``, ``weighted_tail[i] = sum_{j>=i} m_j exp(g_i - g_j)``,
-        ``ones_tail[i] = sum_{j>=i} exp(g_i - g_j)``; index ``size`` holds zeros.
+        For ``0 <= i <= n`` (index ``n`` holds zeros): ``mass_tail[i] = sum_{j>=i} m_j``
+        and ``weighted_tail[i] = sum_{j>=i} m_j exp(g_i - g_j)``.
         """
-        masses = self.masses
-        size = masses.shape[0]
-        mass_tail = np.zeros(size + 1)
-        mass_tail[:size] = np.cumsum(masses[::-1])[::-1]
-        weighted_tail = np.zeros(size + 1)
-        weighted_tail[:size] = discounted_suffix_sum(masses, self.step)
-        remaining = size - np.arange(size + 1)
-        ones_tail = -np.expm1(-self.step * remaining) / -math.expm1(-self.step)
-        return mass_tail, weighted_tail, remaining.astype(np.float64), ones_tail
+        from pld.engine._kernels import suffix_sums
 
-    def _raw_delta(self, eps: np.ndarray) -> np.ndarray:
-        """Hockey stick of the masses plus (upper) or minus (lower) the error terms."""
-        mass_tail, weighted_tail, count_tail, ones_tail = self._suffix
-        losses = self.losses
-        eps = eps - self.loss_error if self.bound == "upper" else eps + self.loss_error
-        index = np.searchsorted(losses, eps, side="right")
-        size = losses.shape[0]
-        next_loss = np.where(index < size, losses[np.minimum(index, max(size - 1, 0))], np.inf)
-        factor = np.exp(np.minimum(eps - next_loss, 0.0))
-        finite = mass_tail[index] - factor * weighted_tail[index]
-        finite = np.maximum(finite, 0.0)
-        weight_sum = np.maximum(count_tail[index] - factor * ones_tail[index], 0.0)
-        slack = np.minimum(self.error_max * weight_sum, self.error_l1)
-        # Cumulative sums of n non-negative terms err by at most n u relatively.
-        slack = slack + 2 * (size + 1) * _UNIT_ROUNDOFF * mass_tail[index]
-        if self.bound == "upper":
-            return finite * (1 + self.mass_error) + self.infinity_mass + slack
-        return finite * (1 - self.mass_error) + self.infinity_mass - slack - self.junk_mass
+        return suffix_sums(
+            np.ascontiguousarray(self.masses, dtype=np.float64), self.step, self._block
+        )
+
+    @property
+    def _block(self) -> int:
+        return max(1, min(_SUFFIX_BLOCK, int(_SUFFIX_SPAN / self.step)))
 
     @functools.cached_property
-    def _lower_suffix_max(self) -> np.ndarray:
-        """``max_{j >= i} raw_delta(g_j)``: keeps the lower bound non-increasing in eps."""
-        raw = self._raw_delta(self.losses)
-        result = np.full(raw.shape[0] + 1, -np.inf)
-        if raw.size:
-            result[:-1] = np.maximum.accumulate(raw[::-1])[::-1]
-        return result
+    def _summation_error(self) -> float:
+        """Relative rounding error of the suffix sums and of one evaluation, as a
+        multiple of ``mass_tail`` (docs/error-bounds.md §5)."""
+        size = self.masses.shape[0]
+        length = min(size, self._block)
+        crossings = max(0, -(-size // self._block) - 1)
+        plain = length - 1 + crossings
+        # One point: exp(0) = 1 is exact and the discounted sum is the mass itself.
+        discounted = 0 if size <= 1 else length + 6 + 4 * crossings
+        return (plain + discounted + 5) * _UNIT_ROUNDOFF
+
+    def _evaluate(self, index: np.ndarray, factor: np.ndarray) -> np.ndarray:
+        """The bound on the segment ``index`` at ``factor = exp(eps' - g_index)``.
+
+        ``eps'`` is eps shifted by the loss-position error; ``index`` is the first grid
+        point above it, so ``factor`` lies in ``(exp(-step), 1]``. On the segment,
+        ``sum_j m_j (1 - exp(eps' - g_j))_+ = S_P - exp(eps') S_Q`` with the suffix sums
+        of the P-masses and the Q-masses ``m_j exp(-g_j)`` (seed 004, eq 2.1); the
+        error terms are added (upper) or subtracted (lower) as the module says.
+        """
+        from pld.engine._kernels import hockey_stick_bound
+
+        mass_tail, weighted_tail = self._suffix
+        terms = (
+            self.mass_error,
+            self.infinity_mass,
+            self.junk_mass,
+            self.error_max,
+            self.error_l1,
+            self._summation_error,
+            _FINAL_ROUNDING,
+        )
+        return hockey_stick_bound(
+            mass_tail,
+            weighted_tail,
+            np.ascontiguousarray(index, dtype=np.int64),
+            np.ascontiguousarray(factor, dtype=np.float64),
+            self.step,
+            self.bound == "upper",
+            terms,
+        )
+
+    def _segment(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Suffix sums of the masses, discounted masses, ones and discounted ones at ``index``."""
+        mass_tail, weighted_tail = self._suffix
+        remaining = self.masses.shape[0] - index
+        ones = -np.expm1(-self.step * remaining) / -math.expm1(-self.step)
+        return mass_tail[index], weighted_tail[index], remaining.astype(np.float64), ones
+
+    def _shifted(self, eps: np.ndarray) -> np.ndarray:
+        """eps moved by the loss-position error, to the side that keeps the bound valid."""
+        return eps - self.loss_error if self.bound == "upper" else eps + self.loss_error
+
+    def _raw_delta(self, shifted: np.ndarray) -> np.ndarray:
+        """Hockey stick of the masses plus (upper) or minus (lower) the error terms."""
+        losses = self.losses
+        size = losses.shape[0]
+        index = np.searchsorted(losses, shifted, side="right")
+        next_loss = losses[np.minimum(index, size - 1)] if size else np.zeros(index.shape)
+        factor = np.where(index < size, np.exp(np.minimum(shifted - next_loss, 0.0)), 1.0)
+        return self._evaluate(index, factor)
+
+    @functools.cached_property
+    def _grid_values(self) -> np.ndarray:
+        """Lower bound: ``max_{k >= j}`` of the raw bound at ``eps' = g_k``, the value
+        of the lower curve at its breakpoints; index ``n`` holds the value beyond
+        the last grid point."""
+        size = self.masses.shape[0]
+        index = np.arange(1, size + 1)
+        factor = np.full(size, math.exp(-self.step))
+        values = np.empty(size + 1)
+        values[:size] = self._evaluate(index, factor)
+        values[size] = self._evaluate(np.array([size]), np.ones(1))[0]
+        if self.bound == "lower":
+            from pld.engine._kernels import suffix_maximum
+
+            values = suffix_maximum(values)
+        return values
 
     def delta(self, eps: np.ndarray) -> np.ndarray:
         """Bound on delta(eps) = H_{exp(eps)}(P || Q) for an array of eps (nats).
 
         Upper bounds are non-increasing in eps by construction. A lower bound
-        ``raw(eps)`` is replaced by ``max_{eps' >= eps} raw(eps')``, still a lower
-        bound because the true delta is non-increasing.
+        ``raw(eps)`` is replaced by ``max_{eps' >= eps} raw(eps')`` over the grid
+        breakpoints, still a lower bound because the true delta is non-increasing.
         """
         eps = np.asarray(eps, dtype=np.float64)
-        raw = self._raw_delta(eps)
+        shifted = self._shifted(eps)
+        raw = self._raw_delta(shifted)
         if self.bound == "lower":
-            index = np.searchsorted(self.losses, eps, side="right")
-            raw = np.maximum(raw, self._lower_suffix_max[index])
+            index = np.searchsorted(self.losses, shifted, side="left")
+            raw = np.maximum(raw, self._grid_values[index])
         return np.clip(raw, 0.0, 1.0)
 
-    def epsilon(self, delta: float) -> float:
-        """Smallest eps >= 0 with ``self.delta(eps) <= delta`` (``inf`` if none).
+    def epsilon(self, delta: float | np.ndarray) -> float | np.ndarray:
+        """Smallest eps >= 0 with ``self.delta(eps) <= delta`` (``inf`` if none), per delta.
 
-        The root is located by Brent's method and then nudged so that an upper
-        bound is never below the exact crossing and a lower bound never above it.
+        One pass: the bound's values at the grid breakpoints locate the segment of
+        the crossing, where delta(eps) = S_P - e^eps S_Q (plus affine error terms)
+        is solved in closed form. The candidate is then checked against
+        :meth:`delta` and nudged, so that an upper bound satisfies
+        ``delta_upper(eps) <= delta`` (hence is never below the true crossing) and
+        a lower bound satisfies ``delta_lower(eps) > delta`` or is 0 (hence never
+        above it). Accepts a scalar (returns a float) or an array of delta.
         """
-        from scipy.optimize import brentq
-
-        if self.delta(np.array([0.0]))[0] <= delta:
-            return 0.0
-        losses = self.losses
-        points = np.concatenate(([0.0], losses[losses > 0]))
-        values = self.delta(points)
-        below = np.flatnonzero(values <= delta)
-        if below.size == 0:
-            top = points[-1] + self.step
-            if self.delta(np.array([top]))[0] > delta:
-                return math.inf
-            return float(top)
-        right = int(below[0])
-        low, high = float(points[right - 1]), float(points[right])
-
-        def excess(eps: float) -> float:
-            return float(self.delta(np.array([eps]))[0]) - delta
-
-        if excess(high) == 0.0:
-            return high
-        root = float(brentq(excess, low, high, xtol=1e-14, rtol=1e-13))
-        nudge = 1e-13 * max(1.0, root)
+        scalar = np.ndim(delta) == 0
+        targets = np.atleast_1d(np.asarray(delta, dtype=np.float64))
         if self.bound == "upper":
-            while excess(root) > 0.0:
-                root = min(root + nudge, high)
+            result = self._epsilon_upper(targets)
         else:
-            while root > low and excess(root) <= 0.0:
-                root = max(root - nudge, low)
-        return root
+            result = self._epsilon_lower(targets)
+        return float(result[0]) if scalar else result
+
+    def _epsilon_upper(self, targets: np.ndarray) -> np.ndarray:
+        size = self.masses.shape[0]
+        points = self.losses + self.loss_error
+        result = np.full(targets.shape, math.inf)
+        at_zero = self.delta(np.zeros(1))[0]
+        result[targets >= at_zero] = 0.0
+        first = int(np.searchsorted(points, 0.0, side="right"))
+        open_ = np.flatnonzero(targets < at_zero)
+        if open_.size == 0 or first >= size:
+            return result
+        # Bisection over the breakpoints at positive eps for the first one where the
+        # (non-increasing) bound is at or below the target: O(log n) evaluations.
+        decay = math.exp(-self.step)
+        low = np.full(open_.shape, first - 1)
+        high = np.full(open_.shape, size - 1)
+        reached = self._evaluate(high + 1, np.full(open_.shape, decay)) <= targets[open_]
+        open_, low, high = open_[reached], low[reached], high[reached]
+        while open_.size and np.any(high - low > 1):
+            active = high - low > 1
+            middle = np.where(active, (low + high) // 2, high)
+            below = self._evaluate(middle + 1, np.full(middle.shape, decay)) <= targets[open_]
+            high = np.where(active & below, middle, high)
+            low = np.where(active & ~below, middle, low)
+        right = high
+        position = right - first
+        target = targets[open_]
+        s, w, c, o = self._segment(right)
+        grow = 1 + self.mass_error
+        base = grow * s + self.infinity_mass + self._summation_error * s - target
+        with np.errstate(divide="ignore", invalid="ignore"):
+            linear = (base + self.error_max * c) / (grow * w + self.error_max * o)
+            capped = (base + self.error_l1) / (grow * w)
+        factor = np.fmin(linear, capped)
+        low = np.where(position > 0, points[np.maximum(right - 1, 0)], 0.0)
+        high = points[right]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            candidate = self.losses[right] + np.log(factor) + self.loss_error
+        candidate = np.where(np.isfinite(candidate), candidate, high)
+        candidate = np.clip(candidate, low, high)
+        result[open_] = self._nudge(candidate, target, high, upward=True)
+        return result
+
+    def _epsilon_lower(self, targets: np.ndarray) -> np.ndarray:
+        size = self.masses.shape[0]
+        points = self.losses - self.loss_error
+        values = self._grid_values
+        result = np.zeros(targets.shape)
+        if values[size] > 0.0:
+            result[targets < values[size]] = math.inf
+        at_zero = self.delta(np.zeros(1))[0]
+        first = int(np.searchsorted(points, 0.0, side="right"))
+        open_ = np.flatnonzero((targets < at_zero) & np.isfinite(result))
+        if open_.size == 0 or first >= size:
+            return result
+        # values is non-increasing (a suffix maximum): the first breakpoint at or
+        # below the target ends the segment where the lower curve crosses it.
+        position = np.searchsorted(-values[first:size], -targets[open_], side="left")
+        found = position < size - first
+        # Above every breakpoint: the crossing lies beyond the last grid point.
+        last = open_[~found]
+        result[last] = self._nudge(
+            np.full(last.shape, points[size - 1]), targets[last], np.zeros(last.shape), upward=False
+        )
+        open_, position = open_[found], position[found]
+        right = first + position
+        target = targets[open_]
+        s, w, c, o = self._segment(right)
+        shrink = 1 - self.mass_error
+        base = shrink * s + self.infinity_mass - self._summation_error * s - self.junk_mass - target
+        low = np.where(position > 0, points[np.maximum(right - 1, 0)], 0.0)
+        high = points[right]
+        low_factor = np.exp(np.minimum(low + self.loss_error - self.losses[right], 0.0))
+        # The raw lower bound is max(linear, capped) in factor = exp(eps' - g_right):
+        # keep the largest factor in [low_factor, 1] where either exceeds the target.
+        best = np.full(open_.shape, -np.inf)
+        for intercept, slope in (
+            (base - self.error_max * c, self.error_max * o - shrink * w),
+            (base - self.error_l1, -shrink * w),
+        ):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                root = np.minimum(-intercept / slope, 1.0)
+            at_top = np.where(intercept + slope > 0, 1.0, -np.inf)
+            factor = np.where(slope < 0, root, at_top)
+            factor = np.where(factor >= low_factor, factor, -np.inf)
+            best = np.maximum(best, factor)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            candidate = self.losses[right] + np.log(best) - self.loss_error
+        candidate = np.where(np.isfinite(candidate), candidate, low)
+        candidate = np.clip(candidate, low, high)
+        result[open_] = self._nudge(candidate, target, low, upward=False)
+        return result
+
+    def _nudge(
+        self, candidate: np.ndarray, target: np.ndarray, fallback: np.ndarray, *, upward: bool
+    ) -> np.ndarray:
+        """Move candidates until the bound is verified: ``delta(eps) <= target`` when
+        ``upward`` (upper bound), ``delta(eps) > target`` or ``eps == 0`` otherwise."""
+        candidate = candidate.copy()
+
+        def failing(values: np.ndarray, goal: np.ndarray) -> np.ndarray:
+            bound = self.delta(values)
+            return bound > goal if upward else (bound <= goal) & (values > 0.0)
+
+        bad = np.flatnonzero(failing(candidate, target))
+        step = 4 * _UNIT_ROUNDOFF * np.maximum(1.0, np.abs(candidate))
+        for _ in range(_MAX_NUDGES):
+            if bad.size == 0:
+                return candidate
+            move = step[bad] if upward else -step[bad]
+            moved = candidate[bad] + move
+            moved = np.minimum(moved, fallback[bad]) if upward else np.maximum(moved, fallback[bad])
+            candidate[bad] = np.maximum(moved, 0.0)
+            step[bad] *= 2
+            bad = bad[failing(candidate[bad], target[bad])]
+        # Still failing: walk to the neighbouring breakpoints, where the bound is known.
+        while bad.size:
+            points = self.losses + (self.loss_error if upward else -self.loss_error)
+            if upward:
+                index = np.searchsorted(points, candidate[bad], side="right")
+                candidate[bad] = np.where(
+                    index < points.shape[0], points[np.minimum(index, points.shape[0] - 1)], np.inf
+                )
+                bad = bad[np.isfinite(candidate[bad])]
+            else:
+                index = np.searchsorted(points, candidate[bad], side="left") - 1
+                candidate[bad] = np.where(index >= 0, points[np.maximum(index, 0)], 0.0)
+                candidate[bad] = np.maximum(candidate[bad], 0.0)
+            bad = bad[failing(candidate[bad], target[bad])]
+        return candidate
