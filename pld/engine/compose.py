@@ -5,9 +5,10 @@ Thm 6), so its pmf is the convolution of the rounds' pmfs. All factors are
 transformed once at a length ``N`` that covers the window chosen by Chernoff
 bounds (:mod:`pld.engine.tails`); self-composition raises a spectrum to the
 power T by repeated squaring (about 7× faster and more accurate than ``X**T``);
-one inverse transform gives the composed pmf on the window.
+one inverse transform gives the composed pmf on the window. Heterogeneous
+factors share the length: one forward transform each, multiplied in place.
 
-Error terms (docs/error-bounds.md):
+Error terms (docs/error-bounds.md §3–4):
 
 * wrap-around: the circular convolution folds the mass outside the window
   ``[low, high]`` into it. Mass below the window lands at higher losses, which
@@ -18,9 +19,15 @@ Error terms (docs/error-bounds.md):
   has entrywise error at most ``c * u * log2(N) * s`` (Higham 2002, §24.1,
   with ``c = 8``); raising to the power T multiplies an entrywise error ``e`` of
   a spectrum value ``X`` into at most ``T e (|X| + e)^(T-1)``; each complex
-  product adds a relative ``3u``. The resulting bound on the composed
-  spectrum is pushed through the inverse transform in the max-norm and the
-  2-norm (:class:`LossPmf` uses the smaller resulting slack).
+  product adds a relative ``3u``. Only the few "hot" bins where ``|X|^T`` is not
+  negligible amplify the error; when the double-precision bound there is too
+  large, just those bins are recomputed in extended precision, by a direct
+  sum over the pmf's atoms when that is cheaper than an extended FFT. The
+  resulting bound on the composed spectrum is pushed through the inverse
+  transform in the max-norm and the 2-norm (:class:`LossPmf` uses the smaller
+  resulting slack).
+* bins whose magnitude bound is below ``exp(_LOG_DEAD)`` are set to zero and
+  their magnitude bound is charged as their error (nothing is dropped).
 * errors already carried by the factors propagate through the convolution;
   the factors' loss-position errors add up and their relative mass errors
   multiply.
@@ -28,6 +35,7 @@ Error terms (docs/error-bounds.md):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -41,15 +49,22 @@ _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _FFT_ERROR_PER_LEVEL = 8.0
 _COMPLEX_PRODUCT_ERROR = 3.0
 #: Above this bound on the amplified error of the double-precision forward
-#: transforms (sum of counts times 8 u log2 N), the forward transforms are done
-#: in extended precision: about 7x slower, but the dominant round-off term of a
-#: long self-composition shrinks by two orders of magnitude.
+#: transforms (sum of counts times 8 u log2 N), the hot bins are recomputed in
+#: extended precision: the dominant round-off term of a long self-composition
+#: shrinks by two to three orders of magnitude.
 _EXTENDED_THRESHOLD = 1e-12
 #: Spectrum bins whose double-precision error bound exceeds this are recomputed
 #: in extended precision: only the few low-frequency bins where |X|^T is not
-#: negligible, so the T u error of double-precision powering disappears at the
-#: cost of a handful of long-double products.
+#: negligible.
 _HOT_BIN_ERROR = 1e-20
+#: Bins whose magnitude bound is below exp(_LOG_DEAD) are not powered (set to 0,
+#: error = magnitude bound).
+_LOG_DEAD = -700.0
+#: Measured cost of one term of the direct extended sum, in units of one
+#: ``N log2 N`` of an extended FFT (x87 long double, numpy vs FFTW).
+_DIRECT_COST = 8.0
+#: Largest number of (bin, atom) terms of the direct sum held in memory at once.
+_DIRECT_CHUNK = 2**20
 
 
 def spectrum_power(spectrum: np.ndarray, exponent: int) -> np.ndarray:
@@ -75,16 +90,6 @@ def _powering_error(count: int) -> float:
     return _COMPLEX_PRODUCT_ERROR * (2 * count + count.bit_length())
 
 
-def _extended_product(
-    spectra: Sequence[np.ndarray], counts: Sequence[int], bins: np.ndarray
-) -> np.ndarray:
-    """``prod_i spectra[i][bins] ** counts[i]`` in extended precision, rounded to complex128."""
-    result = np.ones(bins.shape[0], dtype=np.clongdouble)
-    for spectrum, count in zip(spectra, counts, strict=True):
-        result *= spectrum_power(spectrum[bins], count)
-    return result.astype(np.complex128)
-
-
 def _half_spectrum_weights(length: int) -> np.ndarray:
     """Multiplicity of each rfft bin in the full spectrum (1 for DC and Nyquist)."""
     weights = np.full(length // 2 + 1, 2.0)
@@ -92,6 +97,105 @@ def _half_spectrum_weights(length: int) -> np.ndarray:
     if length % 2 == 0:
         weights[-1] = 1.0
     return weights
+
+
+def _fold(pmf: LossPmf, length: int) -> np.ndarray:
+    """The pmf's masses placed at grid positions modulo ``length``."""
+    size = pmf.masses.shape[0]
+    if size > length:
+        positions = (pmf.offset + np.arange(size)) % length
+        return np.bincount(positions, weights=pmf.masses, minlength=length)
+    folded = np.zeros(length)
+    start = pmf.offset % length
+    first = min(size, length - start)
+    folded[start : start + first] = pmf.masses[:first]
+    folded[: size - first] += pmf.masses[first:]
+    return folded
+
+
+def _unfold(circular: np.ndarray, low: int, width: int) -> np.ndarray:
+    """Entries ``(low + j) mod N`` for ``j < width``, clipped at zero.
+
+    Negative outputs are round-off: the true values are non-negative, so
+    clipping only moves a value towards the truth.
+    """
+    length = circular.shape[0]
+    start = low % length
+    if start + width <= length:
+        return np.maximum(circular[start : start + width], 0.0)
+    head = circular[start:]
+    return np.maximum(np.concatenate((head, circular[: width - head.shape[0]])), 0.0)
+
+
+@functools.lru_cache(maxsize=2)
+def _twiddle_tables(length: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """``exp(-2 pi i m / N)`` in extended precision for ``m < B`` and for ``m = j B``.
+
+    Any twiddle is the product of one entry of each table (``B = ceil(sqrt(N))``).
+    Each entry errs by at most ``22 u_ext``: three roundings of the angle
+    (at most ``2 pi``) and one ulp of ``cosl``/``sinl`` each.
+    """
+    block = math.isqrt(length - 1) + 1
+    two_pi = 8 * np.arctan(np.longdouble(1))
+
+    def table(multiples: np.ndarray) -> np.ndarray:
+        angle = two_pi * multiples.astype(np.longdouble) / length
+        return np.cos(angle) - 1j * np.sin(angle)
+
+    low = table(np.arange(block))
+    high = table(np.arange(-(-length // block)) * block)
+    return block, low, high
+
+
+def _pairwise_rows(values: np.ndarray) -> np.ndarray:
+    """Row sums by a balanced tree: relative error at most ceil(log2 n) units."""
+    while values.shape[1] > 1:
+        if values.shape[1] % 2:
+            values = np.concatenate((values, np.zeros((values.shape[0], 1), values.dtype)), 1)
+        values = values[:, 0::2] + values[:, 1::2]
+    return values[:, 0]
+
+
+def _mass_bound(pmf: LossPmf) -> float:
+    """An upper bound on the 1-norm of the (non-negative) masses: their float sum
+    errs by at most ``(n - 1) u`` relatively."""
+    return pmf.finite_mass * (1 + pmf.masses.shape[0] * _UNIT_ROUNDOFF)
+
+
+def _direct_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
+    """Spectrum of the pmf at ``bins`` by direct summation in extended precision.
+
+    Returns the values and their entrywise error bound: each twiddle is a
+    product of two table entries (``47 u_ext``), times a mass (``u_ext``), summed
+    by a balanced tree (``ceil(log2 n) u_ext``), all relative to the 1-norm.
+    """
+    atoms = np.flatnonzero(pmf.masses)
+    masses = pmf.masses[atoms].astype(np.longdouble)
+    positions = (pmf.offset + atoms) % length
+    block, low, high = _twiddle_tables(length)
+    result = np.empty(bins.shape[0], dtype=np.clongdouble)
+    chunk = max(1, _DIRECT_CHUNK // max(1, atoms.shape[0]))
+    for start in range(0, bins.shape[0], chunk):
+        phase = (bins[start : start + chunk, None] * positions[None, :]) % length
+        twiddles = high[phase // block] * low[phase % block]
+        result[start : start + chunk] = _pairwise_rows(twiddles * masses[None, :])
+    levels = math.ceil(math.log2(max(2, atoms.shape[0])))
+    error = (50 + levels) * fft.EXTENDED_UNIT_ROUNDOFF * _mass_bound(pmf)
+    return result, error
+
+
+def _extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
+    """Spectrum of the pmf at ``bins`` in extended precision, and its entrywise error bound.
+
+    A direct sum over the atoms when it is cheaper than an extended FFT of the
+    whole length, the extended FFT otherwise.
+    """
+    atoms = int(np.count_nonzero(pmf.masses))
+    if atoms * bins.shape[0] * _DIRECT_COST < length * math.log2(length):
+        return _direct_spectrum(pmf, length, bins)
+    spectrum = fft.rfft_extended(_fold(pmf, length))[bins]
+    error = _FFT_ERROR_PER_LEVEL * fft.EXTENDED_UNIT_ROUNDOFF * math.log2(length) * _mass_bound(pmf)
+    return spectrum, error
 
 
 def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf:
@@ -159,58 +263,80 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
         )
 
     levels = math.log2(length)
-    amplification = sum(counts)
-    extended = amplification * _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * levels > _EXTENDED_THRESHOLD
-    forward_roundoff = fft.EXTENDED_UNIT_ROUNDOFF if extended else _UNIT_ROUNDOFF
-    composed_spectrum = None
-    extended_spectra = []
-    log_magnitude_bound = np.zeros(length // 2 + 1)
-    forward_relative_error = np.zeros(length // 2 + 1)
-    for (pmf, count), mass in zip(factors, finite_masses, strict=True):
-        positions = (pmf.offset + np.arange(pmf.masses.shape[0])) % length
-        folded = np.bincount(positions, weights=pmf.masses, minlength=length)
-        if extended:
-            extended_spectra.append(fft.rfft_extended(folded))
-            spectrum = extended_spectra[-1].astype(np.complex128)
-        else:
-            spectrum = fft.rfft(folded)
-        forward_error = _FFT_ERROR_PER_LEVEL * forward_roundoff * levels * mass
-        magnitude = np.abs(spectrum) * (1 + _UNIT_ROUNDOFF) + forward_error
-        log_magnitude_bound += count * np.log(magnitude)
-        forward_relative_error += count * forward_error / magnitude
-        powered = spectrum_power(spectrum, count)
-        if composed_spectrum is None:
-            composed_spectrum = powered
-        else:
-            np.multiply(composed_spectrum, powered, out=composed_spectrum)
-        del spectrum, powered, magnitude
+    forward_errors = [
+        _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * levels * _mass_bound(p) for p, _ in factors
+    ]
+    # Largest possible log-magnitude of each factor's spectrum: |X| <= s (1 + u) + e.
+    log_ceilings = [
+        c * math.log(m * (1 + _UNIT_ROUNDOFF) + e)
+        for c, m, e in zip(counts, finite_masses, forward_errors, strict=True)
+    ]
+    bins = length // 2 + 1
+    live = np.arange(bins)
+    log_magnitude = np.zeros(bins)
+    relative_error = np.zeros(bins)
+    composed = None
+    for index, ((pmf, count), error) in enumerate(zip(factors, forward_errors, strict=True)):
+        spectrum = fft.rfft(_fold(pmf, length))
+        values = spectrum if live.shape[0] == bins else spectrum[live]
+        magnitude = np.abs(values) * (1 + _UNIT_ROUNDOFF) + error
+        log_magnitude += count * np.log(magnitude)
+        relative_error += count * error / magnitude
+        keep = log_magnitude + sum(log_ceilings[index + 1 :]) > _LOG_DEAD
+        if not keep.all():
+            live, values = live[keep], values[keep]
+            log_magnitude, relative_error = log_magnitude[keep], relative_error[keep]
+            composed = None if composed is None else composed[keep]
+        powered = spectrum_power(values, count)
+        composed = powered if composed is None else np.multiply(composed, powered, out=composed)
 
-    magnitude_bound = np.exp(log_magnitude_bound)
     products = sum(_powering_error(c) for c in counts) + _COMPLEX_PRODUCT_ERROR * (len(counts) - 1)
-    conversions = amplification if extended else 0
-    relative_error = forward_relative_error + (products + conversions) * _UNIT_ROUNDOFF
-    if extended:
-        hot = np.flatnonzero(magnitude_bound * relative_error > _HOT_BIN_ERROR)
-        composed_spectrum[hot] = _extended_product(extended_spectra, counts, hot)
-        relative_error[hot] = (
-            forward_relative_error[hot] + products * fft.EXTENDED_UNIT_ROUNDOFF + _UNIT_ROUNDOFF
-        )
-    del extended_spectra
-    magnitude_bound = np.exp(log_magnitude_bound)
+    relative_error += products * _UNIT_ROUNDOFF
+    magnitude_bound = np.exp(log_magnitude)
     spectrum_error = magnitude_bound * relative_error
-    weights = _half_spectrum_weights(length)
-    inverse_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * levels
-    spectrum_error_sum = float(np.dot(weights, spectrum_error))
-    magnitude_sum = float(np.dot(weights, magnitude_bound))
-    error_max = (spectrum_error_sum + inverse_error * magnitude_sum) / length
-    error_l1 = math.sqrt(float(np.dot(weights, spectrum_error**2))) + inverse_error * math.sqrt(
-        float(np.dot(weights, magnitude_bound**2))
-    )
-    error_l1 = min(error_l1, length * error_max)
 
-    circular = fft.irfft(composed_spectrum, length)
-    del composed_spectrum
-    masses = np.maximum(circular[(window.low + np.arange(width)) % length], 0.0)
+    amplification = sum(counts)
+    if amplification * forward_errors[0] / finite_masses[0] > _EXTENDED_THRESHOLD:
+        hot = np.flatnonzero(spectrum_error > _HOT_BIN_ERROR)
+        if hot.size:
+            hot_bins = live[hot]
+            exact = np.ones(hot.shape[0], dtype=np.clongdouble)
+            hot_log = np.zeros(hot.shape[0])
+            hot_relative = np.zeros(hot.shape[0])
+            for pmf, count in factors:
+                values, error = _extended_spectrum(pmf, length, hot_bins)
+                # |X| is formed in extended precision and rounded to double: 2u.
+                magnitude = np.abs(values).astype(np.float64) * (1 + 2 * _UNIT_ROUNDOFF) + error
+                hot_log += count * np.log(magnitude)
+                hot_relative += count * error / magnitude
+                exact *= spectrum_power(values, count)
+            composed[hot] = exact.astype(np.complex128)
+            relative_error_hot = (
+                hot_relative + products * fft.EXTENDED_UNIT_ROUNDOFF + _UNIT_ROUNDOFF
+            )
+            magnitude_bound[hot] = np.exp(hot_log)
+            spectrum_error[hot] = magnitude_bound[hot] * relative_error_hot
+
+    weights = _half_spectrum_weights(length)
+    live_weights = weights[live]
+    dead_weight = float(weights.sum() - live_weights.sum())
+    dead_bound = math.exp(_LOG_DEAD)
+    inverse_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * levels
+    spectrum_error_sum = float(np.dot(live_weights, spectrum_error)) + dead_weight * dead_bound
+    magnitude_sum = float(np.dot(live_weights, magnitude_bound)) + dead_weight * dead_bound
+    error_max = (spectrum_error_sum + inverse_error * magnitude_sum) / length
+    error_norm = math.sqrt(
+        float(np.dot(live_weights, spectrum_error**2)) + dead_weight * dead_bound**2
+    )
+    magnitude_norm = math.sqrt(
+        float(np.dot(live_weights, magnitude_bound**2)) + dead_weight * dead_bound**2
+    )
+    error_l1 = min(error_norm + inverse_error * magnitude_norm, length * error_max)
+
+    full = np.zeros(bins, dtype=np.complex128)
+    full[live] = composed
+    del composed
+    masses = _unfold(fft.irfft(full, length), window.low, width)
 
     if bound == "upper":
         infinity_mass = min(1.0, infinity_mass + window.mass_above + input_error_l1)

@@ -72,7 +72,7 @@ class LossPmf:
         losses.flags.writeable = False
         return losses
 
-    @property
+    @functools.cached_property
     def finite_mass(self) -> float:
         """Total mass at finite losses (computed, including junk and round-off)."""
         return float(self.masses.sum())
