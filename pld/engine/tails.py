@@ -26,11 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 _COARSE_BINS = 512
-_T_GRID = np.logspace(-5, 5, 61)
+_T_GRID = np.logspace(-5, 5, 41)
 #: Multiples of the best coarse t at which the exact MGF is evaluated.
-_T_REFINE = np.geomspace(0.4, 2.5, 15)
-#: Largest number of (t, atom) terms of the exact MGF held in memory at once.
-_EXACT_CHUNK = 2**21
+_T_REFINE = np.geomspace(0.5, 2.0, 9)
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 
 
@@ -93,19 +91,18 @@ def _rounding_margin(total: np.ndarray, atoms: int, counts: Sequence[int]) -> np
 def _exact_log_mgf_sum(
     pmfs: Sequence[tuple[int, np.ndarray]], counts: Sequence[int], step: float, t: np.ndarray
 ) -> np.ndarray:
-    """``sum_i c_i log M_i(t)`` over all atoms (no coarsening)."""
+    """``sum_i c_i log M_i(t)`` over all atoms (no coarsening), with its rounding margin."""
+    from pld.engine._kernels import log_mgf
+
     total = np.zeros_like(t)
+    margin = np.zeros_like(t)
     for (offset, masses), count in zip(pmfs, counts, strict=True):
-        atoms = np.flatnonzero(masses)
-        losses = (offset + atoms) * step
-        log_mass = np.log(masses[atoms])
-        rows = max(1, _EXACT_CHUNK // max(1, atoms.shape[0]))
-        for start in range(0, t.shape[0], rows):
-            chunk = t[start : start + rows]
-            exponents = log_mass[None, :] + chunk[:, None] * losses[None, :]
-            total[start : start + rows] += count * _log_sum_exp_rows(exponents)
-    atoms = sum(int(np.count_nonzero(m)) for _, m in pmfs)
-    return total + _rounding_margin(total, atoms, counts)
+        size = masses.shape[0]
+        total += count * log_mgf(np.ascontiguousarray(masses, dtype=np.float64), offset, step, t)
+        # Relative error of the sum, and ulps of the exponent t * (offset + j) * step.
+        span = np.abs(t) * step * (abs(offset) + size)
+        margin += count * ((4 * size + 8) * _UNIT_ROUNDOFF + 8 * _UNIT_ROUNDOFF * span)
+    return total + margin + 8 * _UNIT_ROUNDOFF * np.abs(total)
 
 
 def _refined(
