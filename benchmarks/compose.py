@@ -1,20 +1,24 @@
-"""Self-composition speed and accuracy: pld against Google's dp_accounting, one run.
+"""Composition and query speed against the FFT floor and against dp_accounting, one run.
 
-The same pmf pair goes to both tools: the Poisson-subsampled Gaussian
+**1. Against the floor.** For each workload of the speed issue and T in
+{1, 10, 100, 1000, 10000}: the median time to build the one-round PLD, to
+compose it T times (both bounds, every direction), to answer the first
+eps(1e-6) query and the first delta(1) query on a freshly composed PLD (suffix
+sums included), next to the *floor*: one rfft of the composed grid, spectrum
+powering by repeated squaring and one irfft, at the FFT length the composition
+uses. ``compose / floor`` divides by the number of (direction, bound) pmfs, so
+3x means "three floors per composed pmf".
+
+**2. Same pmf pair as dp_accounting.** The Poisson-subsampled Gaussian
 (sigma = 1, q = 0.01) with its output discretised into bins of width 0.005 on
-[-12, 13] (P = (1-q) N(0,1) + q N(1,1), Q = N(0,1)), so both account for exactly
-the same discrete pair. For T in {10, 100, 1000}:
+[-12, 13] (P = (1-q) N(0,1) + q N(1,1), Q = N(0,1)) goes to both tools. For T in
+{10, 100, 1000}: dp_accounting at its default grid (1e-4 nats), pessimistic and
+optimistic (its bracket); pld at the coarsest of {1e-2, 3e-3, 1e-3, 3e-4, 1e-4}
+nats whose bracket is no wider than dp_accounting's at every reported eps where
+delta >= 1e-10; the floor at pld's composed length.
 
-* dp_accounting at its default grid (1e-4 nats), pessimistic and optimistic
-  (its bracket);
-* pld at the coarsest of {1e-2, 3e-3, 1e-3, 3e-4, 1e-4} nats whose bracket is no wider
-  than dp_accounting's at every reported eps where delta >= 1e-10 (below that
-  our rigorous float round-off terms, which dp_accounting does not have, set
-  the width).
-
-Prints the median of several runs of the composition step alone and of the
-whole job (build, compose, query), the bracket widths, and the speed ratios.
-Run: ``python benchmarks/compose.py [--repeats 5]``.
+Run: ``python benchmarks/compose.py [--repeats 5] [--quick] [--cpu]`` (``--cpu``
+measures process time instead of wall time, for a loaded machine).
 """
 
 from __future__ import annotations
@@ -29,8 +33,92 @@ from scipy.stats import norm
 
 import pld
 from pld.engine import fft
+from pld.engine.compose import spectrum_power
 
 EPS = np.array([0.5, 1.0, 2.0, 3.0])
+CLOCK = time.perf_counter
+
+WORKLOADS = {
+    "subsampled_gaussian(1, 0.01)": lambda: pld.subsampled_gaussian(1.0, 0.01),
+    "clones(10_000, 1.0)": lambda: pld.clones(10_000, 1.0),
+    "gaussian(2.0)": lambda: pld.gaussian(2.0),
+    'krr(1000, 4, 0.25, "weak")': lambda: pld.krr(1000, 4, 0.25, "weak"),
+}
+
+
+def median_time(job, repeats):
+    times, result = [], None
+    for _ in range(repeats):
+        start = CLOCK()
+        result = job()
+        times.append(CLOCK() - start)
+    return statistics.median(times), result
+
+
+def fft_floor(length: int, rounds: int, repeats: int) -> float:
+    """Median time of rfft + powering by squaring + irfft of a pmf of this length."""
+    pmf = np.random.default_rng(0).random(length)
+    pmf /= pmf.sum()
+
+    def run():
+        return fft.irfft(spectrum_power(fft.rfft(pmf), rounds), length)
+
+    run()
+    with np.errstate(all="ignore"):
+        return median_time(run, repeats)[0]
+
+
+def composed_lengths(loss: pld.PLD) -> list[int]:
+    """FFT length of each composed pmf (direction, bound) of a PLD."""
+    return [fft.fast_length(pmf.masses.shape[0]) for pmf in _pmfs(loss)]
+
+
+def _pmfs(loss: pld.PLD):
+    for atoms_bound in ("upper", "lower"):
+        for direction in loss._directions:
+            yield getattr(direction, atoms_bound)
+
+
+def first_query_time(fresh, query, repeats: int) -> float:
+    """Median time of a query on a PLD from ``fresh()`` (nothing cached), ``fresh`` untimed."""
+    times = []
+    for _ in range(repeats):
+        loss = fresh()
+        start = CLOCK()
+        query(loss)
+        times.append(CLOCK() - start)
+    return statistics.median(times)
+
+
+def floor_table(repeats: int, quick: bool) -> None:
+    print("## Against the FFT floor (medians; ms)")
+    print()
+    print(
+        "| workload | T | grid | build | compose | eps(1e-6) | delta(1) | floor "
+        "| compose / floor per pmf | eps / floor |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    all_rounds = (1, 10, 100, 1000) if quick else (1, 10, 100, 1000, 10_000)
+    for name, build in WORKLOADS.items():
+        build_time, one = median_time(build, repeats)
+        for rounds in all_rounds:
+            compose_time, composed = median_time(
+                (lambda r=rounds, o=one: o.self_compose(r)) if rounds > 1 else (lambda o=one: o),
+                repeats,
+            )
+            fresh = (lambda r=rounds, o=one: o.self_compose(r)) if rounds > 1 else build
+            eps_time = first_query_time(fresh, lambda c: c.epsilon_bounds(1e-6), repeats)
+            delta_time = first_query_time(fresh, lambda c: c.delta_bounds(1.0), repeats)
+            lengths = composed_lengths(composed)
+            floor = fft_floor(max(lengths), rounds, repeats)
+            sizes = "+".join(str(p.masses.shape[0]) for p in _pmfs(composed))
+            per_pmf = compose_time / len(lengths) / floor if rounds > 1 else float("nan")
+            print(
+                f"| {name} | {rounds} | {sizes} | {1e3 * build_time:.2f} | "
+                f"{1e3 * compose_time:.2f} | {1e3 * eps_time:.2f} | {1e3 * delta_time:.2f} | "
+                f"{1e3 * floor:.3f} | {per_pmf:.1f}x | {eps_time / floor:.1f}x |"
+            )
+    print()
 
 
 def subsampled_gaussian_pmfs(sigma=1.0, q=0.01, width=0.005):
@@ -41,15 +129,6 @@ def subsampled_gaussian_pmfs(sigma=1.0, q=0.01, width=0.005):
     keep = (p > 0) & (base > 0)
     p, base = p[keep], base[keep]
     return np.log(p / p.sum()), np.log(base / base.sum())
-
-
-def median_time(job, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = job()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def dp_accounting_job(log_p, log_q, rounds, pessimistic):
@@ -64,38 +143,41 @@ def dp_accounting_job(log_p, log_q, rounds, pessimistic):
     return one, lambda: one.self_compose(rounds)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+def peer_table(repeats: int) -> None:
     log_p, log_q = subsampled_gaussian_pmfs()
-    print(f"pmf pair: {log_p.size} outcomes; eps = {EPS.tolist()}; medians of {args.repeats} runs")
-    print(f"FFT backend: {fft.backend()}")
-    header = ("T", "tool", "grid", "compose s", "end-to-end s", "delta upper @eps", "max width")
-    print(" | ".join(header))
+    print("## Same pmf pair as dp_accounting (medians; s)")
+    print()
+    print(f"pmf pair: {log_p.size} outcomes; eps = {EPS.tolist()}")
+    print()
+    print(
+        "| T | tool | grid | compose s | end-to-end s | FFT floor s | delta upper @eps "
+        "| max width |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for rounds in (10, 100, 1000):
         dp = {}
         for pessimistic in (True, False):
             one, compose = dp_accounting_job(log_p, log_q, rounds, pessimistic)
-            compose_time, composed = median_time(compose, args.repeats)
+            compose_time, composed = median_time(compose, repeats)
 
             def end_to_end(pessimistic=pessimistic, rounds=rounds):
                 built, run = dp_accounting_job(log_p, log_q, rounds, pessimistic)
                 result = run()
                 return [result.get_delta_for_epsilon(e) for e in EPS]
 
-            total_time, deltas = median_time(end_to_end, args.repeats)
+            total_time, deltas = median_time(end_to_end, repeats)
             dp[pessimistic] = (compose_time, total_time, np.array(deltas))
         dp_width = dp[True][2] - dp[False][2]
         dp_compose = dp[True][0] + dp[False][0]
         dp_total = dp[True][1] + dp[False][1]
         print(
-            f"{rounds} | dp_accounting (pess.+opt.) | 1e-4 | {dp_compose:.3f} | {dp_total:.3f} | "
-            f"{np.array2string(dp[True][2], precision=6)} | {dp_width.max():.2e}"
+            f"| {rounds} | dp_accounting (pess.+opt.) | 1e-4 | {dp_compose:.4f} | "
+            f"{dp_total:.4f} | | {np.array2string(dp[True][2], precision=6)} | "
+            f"{dp_width.max():.2e} |"
         )
         for step in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4):
             one = pld.from_pmfs(log_p, log_q, loss_grid_step=step)
-            compose_time, composed = median_time(partial(one.self_compose, rounds), args.repeats)
+            compose_time, composed = median_time(partial(one.self_compose, rounds), repeats)
             lower, upper = composed.delta_bounds(EPS)
             meaningful = dp[True][2] >= 1e-10
             if np.all((upper - lower)[meaningful] <= dp_width[meaningful]) or step == 1e-4:
@@ -103,18 +185,37 @@ def main() -> None:
 
         def ours_end_to_end(step=step, rounds=rounds):
             loss = pld.from_pmfs(log_p, log_q, loss_grid_step=step).self_compose(rounds)
-            return loss.delta_bounds(EPS)
+            return loss.delta_bounds(EPS), loss.epsilon_bounds(1e-6)
 
-        total_time, _ = median_time(ours_end_to_end, args.repeats)
+        total_time, _ = median_time(ours_end_to_end, repeats)
+        floor = fft_floor(max(composed_lengths(composed)), rounds, repeats)
         print(
-            f"{rounds} | pld | {step:g} | {compose_time:.3f} | {total_time:.3f} | "
-            f"{np.array2string(upper, precision=6)} | {(upper - lower).max():.2e}"
+            f"| {rounds} | pld | {step:g} | {compose_time:.4f} | {total_time:.4f} | "
+            f"{floor:.4f} | {np.array2string(upper, precision=6)} | "
+            f"{(upper - lower).max():.2e} |"
         )
         print(
-            f"{rounds} | ratio dp_accounting / pld | | {dp_compose / compose_time:.1f}x | "
-            f"{dp_total / total_time:.1f}x | | "
-            f"width ratio {dp_width.max() / max((upper - lower).max(), 1e-300):.1f}x"
+            f"| {rounds} | ratio dp_accounting / pld | | {dp_compose / compose_time:.1f}x | "
+            f"{dp_total / total_time:.1f}x | | | "
+            f"width ratio {dp_width.max() / max((upper - lower).max(), 1e-300):.1f}x |"
         )
+    print()
+
+
+def main() -> None:
+    global CLOCK
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="T <= 1000, no peer section")
+    parser.add_argument("--cpu", action="store_true", help="process time instead of wall time")
+    args = parser.parse_args()
+    if args.cpu:
+        CLOCK = time.process_time
+    print(f"FFT backend: {fft.backend()}; clock: {'process' if args.cpu else 'wall'} time")
+    print()
+    floor_table(args.repeats, args.quick)
+    if not args.quick:
+        peer_table(args.repeats)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,30 @@ def backend() -> str:
     return "pyfftw"
 
 
-@functools.lru_cache(maxsize=2)
+#: Plans are kept for several lengths (the bounds and directions of one
+#: composition use a few nearby lengths) while their lengths add up to at most
+#: this many points; the newest plan is always kept.
+_PLAN_BUDGET = 2**23
+
+
+def _cached(build):
+    """Cache plans per length within ``_PLAN_BUDGET`` points, oldest evicted first."""
+    plans: dict[int, object] = {}
+
+    @functools.wraps(build)
+    def get(length: int):
+        if length in plans:
+            plans[length] = plans.pop(length)
+            return plans[length]
+        while plans and sum(plans) + length > _PLAN_BUDGET:
+            del plans[next(iter(plans))]
+        plans[length] = build(length)
+        return plans[length]
+
+    return get
+
+
+@_cached
 def _fftw_extended_plan(length: int):
     import pyfftw
 
@@ -47,7 +70,7 @@ def _threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-@functools.lru_cache(maxsize=2)
+@_cached
 def _fftw_plans(length: int):
     import pyfftw
 
