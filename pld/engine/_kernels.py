@@ -291,44 +291,44 @@ def suffix_maximum(values):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, error_model="numpy")
 def log_mgf(masses, offset, step, t):  # pragma: no cover - compiled
-    """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``, by Horner's rule.
+    """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``.
 
-    With ``r = exp(t step)`` the sum is ``exp(t offset step) * sum_j m_j r^j``. All
-    ``t_k`` advance together (independent accumulators); every ``interval``
-    points, accumulators above ``2^900`` are rescaled by ``2^-900`` (and so are
-    the masses still to be added), and the interval is short enough that none
-    can overflow in between. All terms are non-negative, so the relative error
-    is at most ``(4 n + 4) u`` (``n`` atoms; two roundings per step and the ulp
-    of ``r`` raised to ``j``) plus underflowed terms below ``2^-1022`` of an
-    accumulator that is at least 1.
+    When ``|t| step n <= 600`` the sum is ``exp(t offset step) * sum_j m_j r^j``
+    with ``r = exp(t step)``, evaluated by Horner's rule (all such ``t_k`` advance
+    together; no term can overflow or underflow to zero relative to the largest).
+    All terms are non-negative, so the relative error is at most ``(4 n + 4) u``
+    (two roundings per step and the ulp of ``r`` raised to ``j``). Other ``t_k``
+    take a log-sum-exp over the atoms (``n + 4`` units, plus the ulps of the
+    exponents ``t g_j``, which the caller budgets).
     """
     size = masses.shape[0]
     count = t.shape[0]
-    ratio = np.empty(count)
+    out = np.empty(count)
+    horner = np.zeros(count, dtype=np.bool_)
+    ratio = np.ones(count)
     acc = np.zeros(count)
-    scale = np.zeros(count)
-    weight = np.ones(count)
-    big = 2.0**900
-    log_big = 900.0 * math.log(2.0)
-    largest = 0.0
     for k in range(count):
-        ratio[k] = math.exp(t[k] * step)
-        largest = max(largest, t[k] * step)
-    interval = size if largest <= 0.0 else max(1, int(60.0 / largest))
+        if abs(t[k]) * step * size <= 600.0:
+            horner[k] = True
+            ratio[k] = math.exp(t[k] * step)
     for j in range(size - 1, -1, -1):
         m = masses[j]
         for k in range(count):
-            acc[k] = acc[k] * ratio[k] + m * weight[k]
-        if j % interval == 0:
-            for k in range(count):
-                if acc[k] > big:
-                    acc[k] /= big
-                    weight[k] /= big
-                    scale[k] += log_big
-    out = np.empty(count)
+            acc[k] = acc[k] * ratio[k] + m
     for k in range(count):
-        if acc[k] > 0.0:
-            out[k] = math.log(acc[k]) + scale[k] + t[k] * offset * step
-        else:
+        if horner[k]:
+            out[k] = math.log(acc[k]) + t[k] * offset * step if acc[k] > 0.0 else -np.inf
+            continue
+        peak = -np.inf
+        for j in range(size):
+            if masses[j] > 0.0:
+                peak = max(peak, math.log(masses[j]) + t[k] * (offset + j) * step)
+        if peak == -np.inf:
             out[k] = -np.inf
+            continue
+        total = 0.0
+        for j in range(size):
+            if masses[j] > 0.0:
+                total += math.exp(math.log(masses[j]) + t[k] * (offset + j) * step - peak)
+        out[k] = peak + math.log(total)
     return out
