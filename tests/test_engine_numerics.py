@@ -1,0 +1,138 @@
+"""The engine's numerical kernels against independent high-precision truths.
+
+Each kernel states a rounding-error bound (docs/error-bounds.md §3–5); these
+tests compute the same quantity with mpmath at 40 digits and check that the
+error is within the stated bound, and that the one-pass eps(delta) query agrees
+with a bisection of delta(eps) on the bound it inverts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+import pld
+from pld.engine import _kernels, fft
+from pld.engine import compose as compose_module
+from pld.engine.loss_pmf import LossPmf
+from pld.engine.tails import _exact_log_mgf_sum
+
+U = math.ulp(1.0) / 2
+mpmath.mp.dps = 40
+
+
+def _random_masses(size: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    masses = rng.random(size) ** 6
+    masses[rng.random(size) < 0.2] = 0.0
+    return masses / masses.sum()
+
+
+def test_suffix_sums_within_stated_bound():
+    """Plain and discounted suffix sums, with block crossings, within their unit counts."""
+    masses = _random_masses(700, 1)
+    step, block = 3e-3, 64
+    mass_tail, weighted_tail = _kernels.suffix_sums(masses, step, block)
+    crossings = -(-masses.size // block) - 1
+    exact_tail = mpmath.mpf(0)
+    exact_weighted = mpmath.mpf(0)
+    decay = mpmath.exp(-mpmath.mpf(step))
+    for i in range(masses.size - 1, -1, -1):
+        exact_tail += mpmath.mpf(float(masses[i]))
+        exact_weighted = mpmath.mpf(float(masses[i])) + decay * exact_weighted
+        if i % 37 == 0 or i < 3:
+            plain = abs(mpmath.mpf(mass_tail[i]) - exact_tail)
+            discounted = abs(mpmath.mpf(weighted_tail[i]) - exact_weighted)
+            assert plain <= (block - 1 + crossings) * U * exact_tail
+            assert discounted <= (block + 6 + 4 * crossings) * U * exact_weighted
+    assert mass_tail[-1] == 0.0 and weighted_tail[-1] == 0.0
+
+
+@pytest.mark.parametrize("t", [-4000.0, -30.0, -0.7, 0.02, 1.5, 60.0, 900.0, 1e7])
+def test_log_mgf_within_margin(t):
+    """The exact Chernoff MGF (Horner or log-sum-exp) is an upper bound after its margin."""
+    masses = _random_masses(900, 2)
+    masses[:25] = 0.0
+    offset, step = -300, 2e-3
+    computed = _exact_log_mgf_sum([(offset, masses)], [3], step, np.array([t]))[0]
+    terms = [
+        mpmath.mpf(float(m)) * mpmath.exp(mpmath.mpf(t) * (offset + j) * mpmath.mpf(step))
+        for j, m in enumerate(masses)
+        if m > 0
+    ]
+    exact = 3 * mpmath.log(mpmath.fsum(terms))
+    assert computed >= exact
+    assert computed - exact <= 1e-9 * max(1.0, abs(float(exact)))
+
+
+def test_direct_extended_spectrum_within_stated_bound():
+    """Hot bins by direct extended sums: error within (50 + log2 n) u_ext of the 1-norm."""
+    masses = _random_masses(300, 3)
+    pmf = LossPmf(1e-3, -120, masses, 0.0, "upper")
+    length = 1000
+    bins = np.array([0, 1, 2, 7, 333, 500])
+    values, bound = compose_module._direct_spectrum(pmf, length, bins)
+    assert bound <= (50 + 9) * fft.EXTENDED_UNIT_ROUNDOFF * 1.000001
+    for value, k in zip(values, bins, strict=True):
+        turns = [mpmath.mpf((pmf.offset + j) * int(k)) / length for j in range(masses.size)]
+        exact = mpmath.fsum(
+            mpmath.mpf(float(m)) * mpmath.expjpi(-2 * turn)
+            for m, turn in zip(masses, turns, strict=True)
+            if m > 0
+        )
+        error = abs(mpmath.mpc(float(value.real), float(value.imag)) - exact)
+        # The comparison itself rounds the extended value to double: allow 1 ulp of |X| <= 1.
+        assert error <= bound + 2 * U
+
+
+@pytest.mark.parametrize("bound", ["upper", "lower"])
+def test_one_pass_epsilon_matches_bisection(bound):
+    """eps(delta) in one pass: valid (verified against delta) and as tight as a bisection."""
+    masses = _random_masses(2000, 4) * (1 - 1e-4)
+    pmf = LossPmf(
+        2e-3,
+        -700,
+        masses,
+        1e-4 if bound == "upper" else 0.0,
+        bound,
+        junk_mass=1e-13 if bound == "lower" else 0.0,
+        error_max=1e-17,
+        error_l1=1e-14,
+        loss_error=1e-12,
+        mass_error=1e-12,
+    )
+    targets = np.array([0.5, 0.1, 1e-2, 1e-3, 2e-4, 1.0001e-4])
+    found = pmf.epsilon(targets)
+    for target, eps in zip(targets, found, strict=True):
+        assert pmf.epsilon(float(target)) == eps
+        value = pmf.delta(np.array([eps]))[0]
+        if bound == "upper":
+            assert value <= target
+        else:
+            assert value > target or eps == 0.0
+        low, high = 0.0, 4.0
+        for _ in range(80):
+            middle = (low + high) / 2
+            if pmf.delta(np.array([middle]))[0] <= target:
+                high = middle
+            else:
+                low = middle
+        assert abs(eps - high) <= 1e-10 * max(1.0, high)
+    if bound == "upper":
+        assert pmf.epsilon(0.5e-4) == math.inf
+
+
+def test_hot_bin_paths_agree(monkeypatch):
+    """Direct sums and the extended FFT give the same composition to round-off."""
+    one = pld.clones(2000, 1.0)
+    monkeypatch.setattr(compose_module, "_DIRECT_COST", 0.0)
+    direct = one.self_compose(300)
+    monkeypatch.setattr(compose_module, "_DIRECT_COST", math.inf)
+    transform = one.self_compose(300)
+    for eps in (0.5, 1.0, 1.5):
+        a, b = direct.delta_bounds(eps), transform.delta_bounds(eps)
+        assert max(a[0], b[0]) <= min(a[1], b[1])
+        assert abs(a[1] - b[1]) <= 1e-13 + 1e-9 * b[1]
