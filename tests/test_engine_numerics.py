@@ -136,3 +136,30 @@ def test_hot_bin_paths_agree(monkeypatch):
         a, b = direct.delta_bounds(eps), transform.delta_bounds(eps)
         assert max(a[0], b[0]) <= min(a[1], b[1])
         assert abs(a[1] - b[1]) <= 1e-13 + 1e-9 * b[1]
+
+
+@pytest.mark.parametrize("bound", ["upper", "lower"])
+def test_error_floor_bounds_the_slack(bound):
+    """What a query adds or subtracts beyond the exact hockey stick is at most the floor."""
+    masses = _random_masses(3000, 5)
+    pmf = LossPmf(
+        1e-3,
+        -1000,
+        masses,
+        0.0,
+        bound,
+        junk_mass=2e-15 if bound == "lower" else 0.0,
+        error_max=3e-18,
+        error_l1=4e-14,
+    )
+    assert pmf.error_floor == pytest.approx(3e-18 * 3000 + pmf.junk_mass, rel=1e-12)
+    losses = pmf.losses
+    for eps in (0.0, 0.4, 1.1, 1.9):
+        exact = math.fsum(masses * np.maximum(0.0, -np.expm1(eps - losses)))
+        # The query's own summation slack is relative to the mass beyond eps.
+        relative = 2e-13 * math.fsum(masses[losses > eps])
+        value = pmf.delta(np.array([eps]))[0]
+        if bound == "upper":
+            assert exact <= value <= exact + pmf.error_floor + relative
+        else:
+            assert max(0.0, exact - pmf.error_floor - relative) <= value <= exact

@@ -77,6 +77,19 @@ class LossPmf:
         """Total mass at finite losses (computed, including junk and round-off)."""
         return float(self.masses.sum())
 
+    @property
+    def error_floor(self) -> float:
+        """Largest absolute amount a delta query adds (upper) or subtracts (lower) for
+        the FFT's round-off and, for a lower bound, aliased mass (a probability).
+
+        Brackets on delta values near or below this are dominated by it
+        (docs/error-bounds.md §4, "The floor that remains"). The rounding of the
+        query's own sums is relative (at most ``2e-13`` of the mass beyond eps)
+        and not part of the floor.
+        """
+        roundoff = min(self.error_max * self.masses.shape[0], self.error_l1)
+        return roundoff + (self.junk_mass if self.bound == "lower" else 0.0)
+
     def refined(self, factor: int) -> LossPmf:
         """The same pmf on the grid of step ``step / factor`` (exact: old points are new ones)."""
         if factor == 1:
