@@ -84,8 +84,8 @@ class LossPmf:
 
         Brackets on delta values near or below this are dominated by it
         (docs/error-bounds.md §4, "The floor that remains"). The rounding of the
-        query's own sums is relative (at most ``2e-13`` of the mass beyond eps)
-        and not part of the floor.
+        query's own sums is relative to the mass beyond eps (below ``1e-12`` of it
+        on grids of up to 10^6 points, §5) and not part of the floor.
         """
         roundoff = min(self.error_max * self.masses.shape[0], self.error_l1)
         return roundoff + (self.junk_mass if self.bound == "lower" else 0.0)
