@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pld
-from pld.engine import _kernels, fft
+from pld.engine import _kernels, fft, loss_pmf
 from pld.engine import compose as compose_module
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import _exact_log_mgf_sum
@@ -88,9 +88,11 @@ def test_direct_extended_spectrum_within_stated_bound():
         assert error <= bound + 2 * U
 
 
-@pytest.mark.parametrize("bound", ["upper", "lower"])
-def test_one_pass_epsilon_matches_bisection(bound):
+@pytest.mark.parametrize("bound,full_scan", [("upper", True), ("upper", False), ("lower", True)])
+def test_one_pass_epsilon_matches_bisection(bound, full_scan, monkeypatch):
     """eps(delta) in one pass: valid (verified against delta) and as tight as a bisection."""
+    if not full_scan:
+        monkeypatch.setattr(loss_pmf, "_FULL_SCAN", 0)
     masses = _random_masses(2000, 4) * (1 - 1e-4)
     pmf = LossPmf(
         2e-3,

@@ -45,6 +45,9 @@ _SUFFIX_SPAN = 600.0
 #: Most times a candidate eps is nudged (by doubling steps) before the query
 #: falls back to the neighbouring breakpoint, where the bound was evaluated.
 _MAX_NUDGES = 64
+#: Upper-bound eps queries evaluate every breakpoint on grids up to this size
+#: (one numba pass), and bisect on larger ones.
+_FULL_SCAN = 2**15
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,19 +253,27 @@ class LossPmf:
         open_ = np.flatnonzero(targets < at_zero)
         if open_.size == 0 or first >= size:
             return result
-        # Bisection over the breakpoints at positive eps for the first one where the
-        # (non-increasing) bound is at or below the target: O(log n) evaluations.
+        # The first breakpoint at positive eps where the (non-increasing) bound is at
+        # or below the target: from all breakpoints on small grids (one pass),
+        # by bisection with O(log n) evaluations on large ones.
         decay = math.exp(-self.step)
-        low = np.full(open_.shape, first - 1)
-        high = np.full(open_.shape, size - 1)
-        reached = self._evaluate(high + 1, np.full(open_.shape, decay)) <= targets[open_]
-        open_, low, high = open_[reached], low[reached], high[reached]
-        while open_.size and np.any(high - low > 1):
-            active = high - low > 1
-            middle = np.where(active, (low + high) // 2, high)
-            below = self._evaluate(middle + 1, np.full(middle.shape, decay)) <= targets[open_]
-            high = np.where(active & below, middle, high)
-            low = np.where(active & ~below, middle, low)
+        if size - first <= _FULL_SCAN:
+            values = self._evaluate(np.arange(first + 1, size + 1), np.full(size - first, decay))
+            envelope = np.minimum.accumulate(values)
+            high = first + np.searchsorted(-envelope, -targets[open_], side="left")
+            reached = high < size
+            open_, high = open_[reached], high[reached]
+        else:
+            low = np.full(open_.shape, first - 1)
+            high = np.full(open_.shape, size - 1)
+            reached = self._evaluate(high + 1, np.full(open_.shape, decay)) <= targets[open_]
+            open_, low, high = open_[reached], low[reached], high[reached]
+            while open_.size and np.any(high - low > 1):
+                active = high - low > 1
+                middle = np.where(active, (low + high) // 2, high)
+                below = self._evaluate(middle + 1, np.full(middle.shape, decay)) <= targets[open_]
+                high = np.where(active & below, middle, high)
+                low = np.where(active & ~below, middle, low)
         right = high
         position = right - first
         target = targets[open_]
