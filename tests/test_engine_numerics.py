@@ -68,14 +68,15 @@ def test_log_mgf_within_margin(t):
     assert computed - exact <= 1e-9 * max(1.0, abs(float(exact)))
 
 
-def test_direct_extended_spectrum_within_stated_bound():
-    """Hot bins by direct extended sums: error within (50 + log2 n) u_ext of the 1-norm."""
+@pytest.mark.parametrize("method,units", [("_direct_spectrum", 59), ("_blocked_spectrum", 119)])
+def test_extended_spectrum_within_stated_bound(method, units):
+    """Hot bins by direct or blocked extended sums: within their stated bounds."""
     masses = _random_masses(300, 3)
     pmf = LossPmf(1e-3, -120, masses, 0.0, "upper")
     length = 1000
     bins = np.array([0, 1, 2, 7, 333, 500])
-    values, bound = compose_module._direct_spectrum(pmf, length, bins)
-    assert bound <= (50 + 9) * fft.EXTENDED_UNIT_ROUNDOFF * 1.000001
+    values, bound = getattr(compose_module, method)(pmf, length, bins)
+    assert bound <= units * fft.EXTENDED_UNIT_ROUNDOFF * 1.000001
     for value, k in zip(values, bins, strict=True):
         turns = [mpmath.mpf((pmf.offset + j) * int(k)) / length for j in range(masses.size)]
         exact = mpmath.fsum(
@@ -128,16 +129,18 @@ def test_one_pass_epsilon_matches_bisection(bound, full_scan, monkeypatch):
 
 
 def test_hot_bin_paths_agree(monkeypatch):
-    """Direct sums and the extended FFT give the same composition to round-off."""
+    """Direct sums, blocked sums and the extended FFT give the same composition."""
     one = pld.clones(2000, 1.0)
-    monkeypatch.setattr(compose_module, "_DIRECT_COST", 0.0)
-    direct = one.self_compose(300)
-    monkeypatch.setattr(compose_module, "_DIRECT_COST", math.inf)
-    transform = one.self_compose(300)
+    results = []
+    for direct, blocked in ((0.0, math.inf), (math.inf, 0.0), (math.inf, math.inf)):
+        monkeypatch.setattr(compose_module, "_DIRECT_COST", direct)
+        monkeypatch.setattr(compose_module, "_BLOCKED_COST", blocked)
+        results.append(one.self_compose(300))
     for eps in (0.5, 1.0, 1.5):
-        a, b = direct.delta_bounds(eps), transform.delta_bounds(eps)
-        assert max(a[0], b[0]) <= min(a[1], b[1])
-        assert abs(a[1] - b[1]) <= 1e-13 + 1e-9 * b[1]
+        brackets = [loss.delta_bounds(eps) for loss in results]
+        assert max(b[0] for b in brackets) <= min(b[1] for b in brackets)
+        uppers = [b[1] for b in brackets]
+        assert max(uppers) - min(uppers) <= 1e-13 + 1e-9 * max(uppers)
 
 
 @pytest.mark.parametrize("bound", ["upper", "lower"])
