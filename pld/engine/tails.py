@@ -33,26 +33,28 @@ _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 
 
 @dataclass(frozen=True)
-class _CoarsePmf:
-    """Log-masses at coarse points that bound the pmf's MGF from above on one side."""
+class _Grid:
+    """Masses at the points ``(offset + j) * step`` (``offset`` may be fractional)."""
 
-    log_mass: np.ndarray
-    points_up: np.ndarray  # for t > 0: each coarse bin's largest loss
-    points_down: np.ndarray  # for t < 0: each coarse bin's smallest loss
+    offset: float
+    step: float
+    masses: np.ndarray
 
 
-def _coarsen(offset: int, masses: np.ndarray, step: float) -> _CoarsePmf:
+def _coarsen(offset: int, masses: np.ndarray, step: float) -> tuple[_Grid, _Grid]:
+    """Bins of ``width`` points, each bin's mass placed at its largest loss (for
+    ``t > 0``) and at its smallest loss (for ``t < 0``): both can only increase
+    ``M(t)``. Both are regular grids of step ``width * step``."""
     size = masses.shape[0]
     width = max(1, math.ceil(size / _COARSE_BINS))
     padded = np.zeros(math.ceil(size / width) * width)
     padded[:size] = masses
     sums = padded.reshape(-1, width).sum(axis=1)
-    starts = offset + np.arange(sums.shape[0]) * width
-    ends = np.minimum(starts + width - 1, offset + size - 1)
-    keep = sums > 0
-    with np.errstate(divide="ignore"):
-        log_mass = np.log(sums[keep])
-    return _CoarsePmf(log_mass, ends[keep] * step, starts[keep] * step)
+    coarse_step = width * step
+    return (
+        _Grid((offset + width - 1) / width, coarse_step, sums),
+        _Grid(offset / width, coarse_step, sums),
+    )
 
 
 @dataclass(frozen=True)
@@ -65,44 +67,31 @@ class Window:
     mass_below: float
 
 
-def _log_sum_exp_rows(exponents: np.ndarray) -> np.ndarray:
-    """``log(sum_j exp(a_ij))`` per row (rows with only ``-inf`` give ``-inf``)."""
-    peak = np.max(exponents, axis=1)
-    safe = np.where(np.isfinite(peak), peak, 0.0)
-    with np.errstate(divide="ignore"):
-        return safe + np.log(np.sum(np.exp(exponents - safe[:, None]), axis=1))
+def _log_mgf_sum(grids: Sequence[_Grid], counts: Sequence[int], t: np.ndarray) -> np.ndarray:
+    """``sum_i c_i log M_i(t)``, raised by its rounding bound so it stays an upper bound.
 
+    :func:`pld.engine._kernels.log_mgf` errs by at most ``(4n + 4) u`` relatively;
+    the exponents ``t (offset + j) step`` by 8 ulps of their largest magnitude;
+    the accumulation by 8 ulps of the result.
+    """
+    from pld.engine._kernels import log_mgf
 
-def _log_mgf_sum(coarse: Sequence[_CoarsePmf], counts: Sequence[int], t: np.ndarray) -> np.ndarray:
     total = np.zeros_like(t)
-    for pmf, count in zip(coarse, counts, strict=True):
-        points = pmf.points_up if t[0] > 0 else pmf.points_down
-        total += count * _log_sum_exp_rows(pmf.log_mass[None, :] + t[:, None] * points[None, :])
-    return total + _rounding_margin(total, sum(p.log_mass.shape[0] for p in coarse), counts)
-
-
-def _rounding_margin(total: np.ndarray, atoms: int, counts: Sequence[int]) -> np.ndarray:
-    """Added to a computed log-MGF so that it stays an upper bound despite rounding:
-    each sum of ``n`` exponentials errs by ``(n + 8) u`` relatively, each log and
-    the accumulation by a few ulps of the result."""
-    return (atoms + 8) * _UNIT_ROUNDOFF * sum(counts) + 8 * _UNIT_ROUNDOFF * np.abs(total)
+    margin = np.zeros_like(t)
+    for grid, count in zip(grids, counts, strict=True):
+        size = grid.masses.shape[0]
+        masses = np.ascontiguousarray(grid.masses, dtype=np.float64)
+        total += count * log_mgf(masses, grid.offset, grid.step, t)
+        span = np.abs(t) * grid.step * (abs(grid.offset) + size)
+        margin += count * ((4 * size + 8) * _UNIT_ROUNDOFF + 8 * _UNIT_ROUNDOFF * span)
+    return total + margin + 8 * _UNIT_ROUNDOFF * np.abs(total)
 
 
 def _exact_log_mgf_sum(
     pmfs: Sequence[tuple[int, np.ndarray]], counts: Sequence[int], step: float, t: np.ndarray
 ) -> np.ndarray:
     """``sum_i c_i log M_i(t)`` over all atoms (no coarsening), with its rounding margin."""
-    from pld.engine._kernels import log_mgf
-
-    total = np.zeros_like(t)
-    margin = np.zeros_like(t)
-    for (offset, masses), count in zip(pmfs, counts, strict=True):
-        size = masses.shape[0]
-        total += count * log_mgf(np.ascontiguousarray(masses, dtype=np.float64), offset, step, t)
-        # Relative error of the sum, and ulps of the exponent t * (offset + j) * step.
-        span = np.abs(t) * step * (abs(offset) + size)
-        margin += count * ((4 * size + 8) * _UNIT_ROUNDOFF + 8 * _UNIT_ROUNDOFF * span)
-    return total + margin + 8 * _UNIT_ROUNDOFF * np.abs(total)
+    return _log_mgf_sum([_Grid(offset, step, masses) for offset, masses in pmfs], counts, t)
 
 
 def _refined(
@@ -154,23 +143,20 @@ def composition_window(
     support_low = sum(c * off for (off, _), c in zip(pmfs, counts, strict=True))
     support_high = sum(c * (off + m.shape[0] - 1) for (off, m), c in zip(pmfs, counts, strict=True))
     coarse = [_coarsen(off, m, step) for off, m in pmfs]
-    means = [np.exp(pmf.log_mass - _log_sum_exp_rows(pmf.log_mass[None, :])) for pmf in coarse]
-    spread = math.sqrt(
-        sum(
-            c * float(np.sum(w * (pmf.points_up - np.sum(w * pmf.points_up)) ** 2))
-            for pmf, w, c in zip(coarse, means, counts, strict=True)
-        )
-    )
+    variance = 0.0
+    for (up, _), count in zip(coarse, counts, strict=True):
+        weights = up.masses / up.masses.sum()
+        points = (up.offset + np.arange(weights.shape[0])) * up.step
+        variance += count * float(np.dot(weights, (points - np.dot(weights, points)) ** 2))
+    spread = math.sqrt(variance)
     scale = 1.0 / max(spread, step)
     t_up = _T_GRID * scale
     t_down = -t_up
     log_target = math.log(tail_mass)
-    t_up, log_up = _refined(
-        pmfs, counts, step, t_up, _log_mgf_sum(coarse, counts, t_up), log_target
-    )
-    t_down, log_down = _refined(
-        pmfs, counts, step, t_down, _log_mgf_sum(coarse, counts, t_down), log_target
-    )
+    coarse_up = _log_mgf_sum([up for up, _ in coarse], counts, t_up)
+    coarse_down = _log_mgf_sum([down for _, down in coarse], counts, t_down)
+    t_up, log_up = _refined(pmfs, counts, step, t_up, coarse_up, log_target)
+    t_down, log_down = _refined(pmfs, counts, step, t_down, coarse_down, log_target)
     high_loss = np.min((log_up - log_target) / t_up)
     low_loss = np.max((log_down - log_target) / t_down)
     high = min(support_high, math.ceil(high_loss / step))
