@@ -291,44 +291,65 @@ def suffix_maximum(values):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, error_model="numpy")
 def log_mgf(masses, offset, step, t):  # pragma: no cover - compiled
-    """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``.
+    """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``, by Horner's rule.
 
-    When ``|t| step n <= 600`` the sum is ``exp(t offset step) * sum_j m_j r^j``
-    with ``r = exp(t step)``, evaluated by Horner's rule (all such ``t_k`` advance
-    together; no term can overflow or underflow to zero relative to the largest).
-    All terms are non-negative, so the relative error is at most ``(4 n + 4) u``
-    (two roundings per step and the ulp of ``r`` raised to ``j``). Other ``t_k``
-    take a log-sum-exp over the atoms (``n + 4`` units, plus the ulps of the
-    exponents ``t g_j``, which the caller budgets).
+    With ``r = exp(|t| step) >= 1`` the sum is a polynomial in ``r``: evaluated
+    from the top atom down for ``t >= 0`` (``exp(t offset step) sum_j m_j r^j``)
+    and from the bottom atom up for ``t < 0`` (``exp(t (offset + n - 1) step)
+    sum_j m_j r^(n-1-j)``). Accumulators above ``2^900`` are rescaled by ``2^-900``
+    together with the masses still to come (which are then below 2^-900 of the
+    accumulator, so their underflow changes it by less than ``n 2^-900``
+    relatively); the check interval keeps every accumulator finite. All terms
+    are non-negative, so the relative error is at most ``(4 n + 4) u`` (two
+    roundings per step and the ulp of ``r`` raised to at most ``n``). ``t`` with
+    ``|t| step > 600`` (where ``r`` itself would overflow) take a log-sum-exp.
     """
     size = masses.shape[0]
     count = t.shape[0]
-    out = np.empty(count)
-    horner = np.zeros(count, dtype=np.bool_)
+    out = np.full(count, -np.inf)
     ratio = np.ones(count)
     acc = np.zeros(count)
-    for k in range(count):
-        if abs(t[k]) * step * size <= 600.0:
-            horner[k] = True
-            ratio[k] = math.exp(t[k] * step)
-    for j in range(size - 1, -1, -1):
-        m = masses[j]
+    scale = np.zeros(count)
+    weight = np.ones(count)
+    big = 2.0**900
+    log_big = 900.0 * math.log(2.0)
+    for direction in (1, -1):
+        largest = 0.0
+        chosen = np.zeros(count, dtype=np.bool_)
         for k in range(count):
-            acc[k] = acc[k] * ratio[k] + m
+            rate = abs(t[k]) * step
+            if (t[k] >= 0.0) == (direction == 1) and rate <= 600.0:
+                chosen[k] = True
+                ratio[k] = math.exp(rate)
+                largest = max(largest, rate)
+        interval = max(1, int(60.0 / largest)) if largest > 0.0 else size + 1
+        for i in range(size):
+            j = size - 1 - i if direction == 1 else i
+            m = masses[j]
+            for k in range(count):
+                if chosen[k]:
+                    acc[k] = acc[k] * ratio[k] + m * weight[k]
+            if i % interval == 0:
+                for k in range(count):
+                    if chosen[k] and acc[k] > big:
+                        acc[k] /= big
+                        weight[k] /= big
+                        scale[k] += log_big
+        for k in range(count):
+            if chosen[k] and acc[k] > 0.0:
+                base = offset if direction == 1 else offset + size - 1
+                out[k] = math.log(acc[k]) + scale[k] + t[k] * base * step
     for k in range(count):
-        if horner[k]:
-            out[k] = math.log(acc[k]) + t[k] * offset * step if acc[k] > 0.0 else -np.inf
+        if abs(t[k]) * step <= 600.0:
             continue
         peak = -np.inf
         for j in range(size):
             if masses[j] > 0.0:
                 peak = max(peak, math.log(masses[j]) + t[k] * (offset + j) * step)
-        if peak == -np.inf:
-            out[k] = -np.inf
-            continue
-        total = 0.0
-        for j in range(size):
-            if masses[j] > 0.0:
-                total += math.exp(math.log(masses[j]) + t[k] * (offset + j) * step - peak)
-        out[k] = peak + math.log(total)
+        if peak > -np.inf:
+            total = 0.0
+            for j in range(size):
+                if masses[j] > 0.0:
+                    total += math.exp(math.log(masses[j]) + t[k] * (offset + j) * step - peak)
+            out[k] = peak + math.log(total)
     return out
