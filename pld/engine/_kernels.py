@@ -307,38 +307,45 @@ def log_mgf(masses, offset, step, t):  # pragma: no cover - compiled
     size = masses.shape[0]
     count = t.shape[0]
     out = np.full(count, -np.inf)
-    ratio = np.ones(count)
-    acc = np.zeros(count)
-    scale = np.zeros(count)
-    weight = np.ones(count)
     big = 2.0**900
     log_big = 900.0 * math.log(2.0)
     for direction in (1, -1):
+        chosen = np.array(
+            [
+                k
+                for k in range(count)
+                if (t[k] >= 0.0) == (direction == 1) and abs(t[k]) * step <= 600.0
+            ],
+            dtype=np.int64,
+        )
+        width = chosen.shape[0]
+        if width == 0:
+            continue
+        ratio = np.empty(width)
         largest = 0.0
-        chosen = np.zeros(count, dtype=np.bool_)
-        for k in range(count):
-            rate = abs(t[k]) * step
-            if (t[k] >= 0.0) == (direction == 1) and rate <= 600.0:
-                chosen[k] = True
-                ratio[k] = math.exp(rate)
-                largest = max(largest, rate)
+        for c in range(width):
+            rate = abs(t[chosen[c]]) * step
+            ratio[c] = math.exp(rate)
+            largest = max(largest, rate)
+        acc = np.zeros(width)
+        weight = np.ones(width)
+        scale = np.zeros(width)
         interval = max(1, int(60.0 / largest)) if largest > 0.0 else size + 1
         for i in range(size):
-            j = size - 1 - i if direction == 1 else i
-            m = masses[j]
-            for k in range(count):
-                if chosen[k]:
-                    acc[k] = acc[k] * ratio[k] + m * weight[k]
+            m = masses[size - 1 - i] if direction == 1 else masses[i]
+            for c in range(width):
+                acc[c] = acc[c] * ratio[c] + m * weight[c]
             if i % interval == 0:
-                for k in range(count):
-                    if chosen[k] and acc[k] > big:
-                        acc[k] /= big
-                        weight[k] /= big
-                        scale[k] += log_big
-        for k in range(count):
-            if chosen[k] and acc[k] > 0.0:
-                base = offset if direction == 1 else offset + size - 1
-                out[k] = math.log(acc[k]) + scale[k] + t[k] * base * step
+                for c in range(width):
+                    if acc[c] > big:
+                        acc[c] /= big
+                        weight[c] /= big
+                        scale[c] += log_big
+        base = offset if direction == 1 else offset + size - 1
+        for c in range(width):
+            if acc[c] > 0.0:
+                k = chosen[c]
+                out[k] = math.log(acc[c]) + scale[c] + t[k] * base * step
     for k in range(count):
         if abs(t[k]) * step <= 600.0:
             continue
