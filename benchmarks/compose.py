@@ -191,7 +191,7 @@ def peer_table(repeats: int) -> None:
         floor = fft_floor(max(composed_lengths(composed)), rounds, repeats)
         print(
             f"| {rounds} | pld | {step:g} | {compose_time:.4f} | {total_time:.4f} | "
-            f"{floor:.4f} | {np.array2string(upper, precision=6)} | "
+            f"{floor:.2e} | {np.array2string(upper, precision=6)} | "
             f"{(upper - lower).max():.2e} |"
         )
         print(

@@ -168,3 +168,14 @@ def test_error_floor_bounds_the_slack(bound):
             assert exact <= value <= exact + pmf.error_floor + relative
         else:
             assert max(0.0, exact - pmf.error_floor - relative) <= value <= exact
+
+
+def test_all_mass_at_infinity():
+    """Disjoint supports: no finite atoms; delta is the mass at +inf, before and after composing."""
+    with np.errstate(divide="ignore"):
+        loss = pld.from_pmfs(np.log([1.0, 0.0]), np.log([0.0, 1.0]))
+    for composed in (loss, loss.self_compose(3), pld.compose(loss, pld.randomized_response(1.0))):
+        lower, upper = composed.delta_bounds(np.array([0.0, 1.0, 50.0]))
+        assert np.all(lower >= 1.0 - 1e-14) and np.all(upper == 1.0)
+        assert composed.epsilon_bounds(0.5) == (math.inf, math.inf)
+        assert composed.epsilon_bounds(1.0) == (0.0, 0.0)

@@ -267,8 +267,10 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     first = factors[0][0]
     step, bound = first.step, first.bound
     counts = [count for _, count in factors]
-    log_keep = sum(c * math.log1p(-min(p.infinity_mass, 1.0)) for p, c in factors)
-    infinity_mass = -math.expm1(log_keep) if log_keep > -math.inf else 1.0
+    if max(p.infinity_mass for p, _ in factors) >= 1.0:
+        infinity_mass = 1.0
+    else:
+        infinity_mass = -math.expm1(sum(c * math.log1p(-p.infinity_mass) for p, c in factors))
     log_junk = sum(c * math.log1p(p.junk_mass) for p, c in factors)
     input_junk = math.expm1(log_junk)
     finite_masses = [p.finite_mass for p, _ in factors]
