@@ -313,10 +313,10 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     forward_errors = [
         _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * levels * _mass_bound(p) for p, _ in factors
     ]
-    # Largest possible log-magnitude of each factor's spectrum: |X| <= s (1 + u) + e.
+    # Largest possible magnitude bound |X^|(1 + u) + e of each factor: |X^| <= s + e.
     log_ceilings = [
-        c * math.log(m * (1 + _UNIT_ROUNDOFF) + e)
-        for c, m, e in zip(counts, finite_masses, forward_errors, strict=True)
+        c * math.log((_mass_bound(p) + e) * (1 + _UNIT_ROUNDOFF) + e)
+        for (p, c), e in zip(factors, forward_errors, strict=True)
     ]
     bins = length // 2 + 1
     live = np.arange(bins)
