@@ -67,6 +67,13 @@ _DIRECT_COST = 20.0
 _BLOCKED_COST = 4.0
 #: Grid points per block of the blocked sum (its inner, sequential dot products).
 _BLOCK = 16
+#: Error of the direct and blocked sums in units of u_ext of the 1-norm, without
+#: their summation depth: a twiddle is within 51 units (two table entries of 24
+#: and a complex product), a mass product adds 1 (direct: 51 + 1 + 2 for the
+#: rounding of the result's own terms); the blocked sum has two twiddles, the
+#: mass product and an outer complex product: 51 + 51 + 1 + 3.
+_DIRECT_UNITS = 54
+_BLOCKED_UNITS = 106
 #: Largest number of (bin, atom) terms of the direct sum held in memory at once.
 _DIRECT_CHUNK = 2**20
 
@@ -136,8 +143,9 @@ def _twiddle_tables(length: int) -> tuple[int, np.ndarray, np.ndarray]:
     """``exp(-2 pi i m / N)`` in extended precision for ``m < B`` and for ``m = j B``.
 
     Any twiddle is the product of one entry of each table (``B = ceil(sqrt(N))``).
-    Each entry errs by at most ``22 u_ext``: three roundings of the angle
-    (at most ``2 pi``) and one ulp of ``cosl``/``sinl`` each.
+    Each entry errs by at most ``24 u_ext``: the angle (at most ``2 pi``) carries
+    ``2 pi`` from ``8 arctanl(1)`` (1.3 units), the product and the division
+    (20.7 units in all), and ``cosl``/``sinl`` one ulp each (2.9 units).
     """
     block = math.isqrt(length - 1) + 1
     two_pi = 8 * np.arctan(np.longdouble(1))
@@ -170,7 +178,7 @@ def _direct_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.nd
     """Spectrum of the pmf at ``bins`` by direct summation in extended precision.
 
     Returns the values and their entrywise error bound: each twiddle is a
-    product of two table entries (``47 u_ext``), times a mass (``u_ext``), summed
+    product of two table entries (``51 u_ext``), times a mass (``u_ext``), summed
     by a balanced tree (``ceil(log2 n) u_ext``), all relative to the 1-norm.
     """
     atoms = np.flatnonzero(pmf.masses)
@@ -184,12 +192,12 @@ def _direct_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.nd
         twiddles = high[phase // block] * low[phase % block]
         result[start : start + chunk] = _pairwise_rows(twiddles * masses[None, :])
     levels = math.ceil(math.log2(max(2, atoms.shape[0])))
-    error = (50 + levels) * fft.EXTENDED_UNIT_ROUNDOFF * _mass_bound(pmf)
+    error = (_DIRECT_UNITS + levels) * fft.EXTENDED_UNIT_ROUNDOFF * _mass_bound(pmf)
     return result, error
 
 
 def _twiddles(phase: np.ndarray, length: int) -> np.ndarray:
-    """``exp(-2 pi i phase / N)`` for integer phases in ``[0, N)``, within ``47 u_ext``."""
+    """``exp(-2 pi i phase / N)`` for integer phases in ``[0, N)``, within ``51 u_ext``."""
     block, low, high = _twiddle_tables(length)
     return high[phase // block] * low[phase % block]
 
@@ -199,9 +207,9 @@ def _blocked_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
 
     With the support ``p0 + a B + b`` (``b < B``): ``X_k = sum_a w^((p0 + a B) k)
     sum_b m_(aB+b) w^(b k)``; the inner sums are two long-double matrix products
-    (sequential dots: ``B u_ext``), each twiddle is within ``47 u_ext``, the
+    (sequential dots: ``B u_ext``), each twiddle is within ``51 u_ext``, the
     mass products add ``u_ext``, the outer complex products ``3 u_ext`` and the
-    outer balanced tree ``ceil(log2 A) u_ext``: in all ``(98 + B + ceil(log2 A))
+    outer balanced tree ``ceil(log2 A) u_ext``: in all ``(106 + B + ceil(log2 A))
     u_ext`` of the 1-norm.
     """
     atoms = np.flatnonzero(pmf.masses)
@@ -216,7 +224,7 @@ def _blocked_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
     outer_twiddles = _twiddles((origins[:, None] * bins[None, :]) % length, length)
     result = _pairwise_rows(np.ascontiguousarray((outer_twiddles * inner).T))
     levels = math.ceil(math.log2(max(2, rows)))
-    error = (98 + _BLOCK + levels) * fft.EXTENDED_UNIT_ROUNDOFF * _mass_bound(pmf)
+    error = (_BLOCKED_UNITS + _BLOCK + levels) * fft.EXTENDED_UNIT_ROUNDOFF * _mass_bound(pmf)
     return result, error
 
 
@@ -231,7 +239,7 @@ def _extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.
     atoms = np.flatnonzero(pmf.masses)
     span = int(atoms[-1] - atoms[0]) + 1
     fft_cost = length * levels
-    blocked_bound = 98 + _BLOCK + math.ceil(math.log2(max(2, -(-span // _BLOCK))))
+    blocked_bound = _BLOCKED_UNITS + _BLOCK + math.ceil(math.log2(max(2, -(-span // _BLOCK))))
     candidates = [(atoms.shape[0] * bins.shape[0] * _DIRECT_COST, _direct_spectrum)]
     if blocked_bound <= _FFT_ERROR_PER_LEVEL * levels:
         candidates.append((span * bins.shape[0] * _BLOCKED_COST, _blocked_spectrum))
