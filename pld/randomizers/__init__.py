@@ -10,6 +10,10 @@ from typing import Any
 
 _EXPORTS = {
     "Randomizer": "pld.randomizers.base",
+    "GaussianRandomizer": "pld.randomizers.continuous",
+    "LaplaceRandomizer": "pld.randomizers.continuous",
+    "gaussian": "pld.randomizers.continuous",
+    "laplace": "pld.randomizers.continuous",
 }
 
 __all__ = sorted(_EXPORTS)

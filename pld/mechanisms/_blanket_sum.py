@@ -1,0 +1,423 @@
+"""``E[(Z_1 + ... + Z_n)_+]`` for i.i.d. lattice variables, with rigorous error terms.
+
+The blanket bound of a shuffled randomizer (docs/blanket-continuous.md) is
+``(1/n) E[(S)_+]`` for a sum ``S`` of ``n`` i.i.d. copies of a real variable.
+This module turns the variable's law into lattice laws that bound the
+expectation from both sides, and evaluates the expectation by a characteristic-
+function integral whose every approximation is bounded.
+
+Lattice laws (grid ``z_j = j h``): ``(.)_+`` is convex and non-decreasing, and
+convex order is preserved by sums of independent variables, so
+
+* a **mean-preserving spread** of each cell's mass onto the cell's two end
+  points (:func:`spread_to_grid`) gives an upper bound, and
+* a **contraction** (merging masses into their barycentre, :func:`contract_to_grid`),
+  followed at the very end by moving a left-over carry down, gives a lower bound;
+
+both are second order in ``h``.
+
+Evaluation (:func:`positive_part_mean`), in grid units ``s`` (``S = s h``):
+
+1. Tilt: ``t_j = p_j e^{theta h j} / M`` with ``theta`` centring the tilted sum
+   near 0; then exactly ``E[(S)_+] = M^n sum_s w(s) q(s)``, ``w(s) = (s h)_+
+   e^{-theta h s}``, ``q = t^{*n}``. The region that matters is the bulk of ``q``,
+   so absolute round-off becomes a relative error of the result, even when
+   ``E[(S)_+]`` is 1e-15.
+2. Fourier: with ``X(omega) = sum_j t_j e^{i omega j}`` and ``W(omega) = sum_s
+   w(s) e^{i omega s} = h r e^{i omega} / (1 - r e^{i omega})^2``, ``r = e^{-theta h}``,
+   ``sum_s w(s) q(s) = (1 / 2 pi) int X(omega)^n W(-omega) d omega``.
+3. The trapezoidal rule with ``P`` nodes ``omega_m = 2 pi m / P`` equals
+   ``sum_s w(s) sum_l q(s + l P)``: it is **never below** the integral (all terms
+   are non-negative), and exceeds it by at most ``max w * mass(|S| >= P/2)``
+   plus ``sum_{s >= P/2} w(s)`` (Chernoff bounds, as in :mod:`pld.engine.tails`,
+   with the exact per-term MGF).
+4. Nodes where ``|X|^n`` is negligible are dropped, with a bound: on ``|omega| <=
+   2 v / rho3`` (``v``, ``rho3``: second and third absolute central moments of ``t``)
+   ``|X(omega)| <= 1 - omega^2 v / 2 + |omega|^3 rho3 / 6`` (Taylor), and beyond it the
+   maximum of ``|X|`` on an FFT grid of ``Q`` points plus the Lipschitz slack
+   ``(pi / Q) E|J - c|``; the dropped nodes then contribute at most
+   ``sup|X|^n (1/P) sum_m |W(-omega_m)|`` with
+   ``(1/P) sum_m |1 - r e^{-i omega_m}|^{-2} = (1 + r^P) / ((1 - r^2)(1 - r^P))``.
+   When ``P`` is small the trapezoidal sum is taken over all nodes (one FFT).
+
+Round-off: ``X`` at a node by direct summation (integer phase reduction) errs by at
+most ``2 (len + 8) u``, by the FFT by at most ``8 u log2 P`` (Higham 2002, §24.1);
+the power by repeated squaring adds ``3u (2n + log2 n)`` relatively (as in
+:mod:`pld.engine.compose`). Relative errors ``kappa`` of the per-term masses
+(including the tilt factors) scale the result by ``(1 +- kappa)^n``, and a bound
+``eta`` on the position error of every atom, which shifts ``S`` by at most
+``n eta``, is charged as ``n eta P(S >= -n eta) <= n eta e^{theta n eta} M^n``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from scipy.optimize import brentq
+from scipy.special import logsumexp
+
+from pld.engine import fft
+
+_UNIT_ROUNDOFF = math.ulp(1.0) / 2
+_FFT_ERROR_PER_LEVEL = 8.0
+_COMPLEX_PRODUCT_ERROR = 3.0
+#: Bound on the tilted mass beyond the trapezoidal period, per side.
+TAIL_MASS = 1e-18
+#: Largest number of Fourier nodes for a full trapezoidal sum by FFT.
+MAX_NODES = 2**25
+_DIRECT_NODES = 1024
+_CHERNOFF_BINS = 8192
+#: The dropped nodes have ``|X|^n <= exp(-_DROPPED_LOG_SUP)``.
+_DROPPED_LOG_SUP = 100.0
+
+
+def spread_to_grid(
+    index: np.ndarray, frac: np.ndarray, mass: np.ndarray, first: int, size: int
+) -> np.ndarray:
+    """Mean-preserving spread of atoms onto the grid (an upper bound in convex order).
+
+    An atom of ``mass`` at ``(index + frac) h`` with ``0 <= frac <= 1`` goes to
+    ``index`` with ``mass (1 - frac)`` and to ``index + 1`` with ``mass frac``.
+    Returns the masses on grid indices ``first .. first + size - 1``.
+    """
+    low = np.bincount(index - first, weights=mass * (1.0 - frac), minlength=size)
+    high = np.bincount(index + 1 - first, weights=mass * frac, minlength=size)
+    return low[:size] + high[:size]
+
+
+@njit(cache=True)
+def _contract(positions, masses, first, size):  # pragma: no cover - numba
+    out = np.zeros(size)
+    carry_mass = 0.0
+    carry_deficit = 0.0  # sum of mass * (target - position) >= 0
+    target = 0
+    for i in range(positions.shape[0]):
+        mass = masses[i]
+        if mass <= 0.0:
+            continue
+        x = positions[i]
+        if carry_mass == 0.0:
+            target = int(math.ceil(x))
+            carry_mass = mass
+            carry_deficit = mass * (target - x)
+            continue
+        excess = x - target
+        if excess <= 0.0:
+            carry_mass += mass
+            carry_deficit += mass * (target - x)
+            continue
+        share = carry_deficit / (mass * excess)
+        if share > 1.0:
+            carry_mass += mass
+            carry_deficit -= mass * excess
+            continue
+        out[target - first] += carry_mass + share * mass
+        rest = (1.0 - share) * mass
+        target = int(math.ceil(x))
+        carry_mass = rest
+        carry_deficit = rest * (target - x)
+    if carry_mass > 0.0:
+        mean = target - carry_deficit / carry_mass
+        out[int(math.floor(mean)) - first] += carry_mass
+    return out
+
+
+def contract_to_grid(positions: np.ndarray, masses: np.ndarray) -> tuple[int, np.ndarray]:
+    """A lattice law below the given atoms in convex order (a lower bound).
+
+    Atoms (``positions`` in grid units, sorted increasingly) are swept from the
+    left: a carried mass whose barycentre lies below the next grid point ``g``
+    is merged with just enough of the next atom beyond ``g`` to put the
+    barycentre exactly on ``g`` (merging is a contraction). A final carry is
+    moved down to the grid point below its barycentre, which lowers every
+    non-decreasing functional. Returns ``(first, masses)`` on grid indices
+    ``first, first + 1, ...``.
+    """
+    first = int(math.floor(positions[0])) - 1
+    size = int(math.ceil(positions[-1])) - first + 2
+    return first, _contract(positions, masses, first, size)
+
+
+def _tilted_mean(log_mass: np.ndarray, z: np.ndarray, theta: float) -> float:
+    log_w = log_mass + theta * z
+    weight = np.exp(log_w - np.max(log_w))
+    return float(np.dot(weight, z) / np.sum(weight))
+
+
+def _choose_theta(log_mass: np.ndarray, z: np.ndarray, n: int) -> float:
+    """The tilt that centres the sum near 0 (at least ``1 / (4 sqrt(n) sd)``)."""
+    weight = np.exp(log_mass - np.max(log_mass))
+    weight /= np.sum(weight)
+    mean = float(np.dot(weight, z))
+    sd = math.sqrt(max(float(np.dot(weight, (z - mean) ** 2)), 1e-300))
+    floor = 1.0 / (4.0 * math.sqrt(n) * sd)
+    if mean >= 0:
+        return floor
+    high = floor
+    while _tilted_mean(log_mass, z, high) < 0 and high < 1e12:
+        high *= 2.0
+    if _tilted_mean(log_mass, z, high) < 0:
+        return high
+    low = high / 2.0 if high > floor else 0.0
+    theta = brentq(lambda t: _tilted_mean(log_mass, z, t), low, high, xtol=1e-12 * high)
+    return max(theta, floor)
+
+
+@dataclass(frozen=True)
+class _Chernoff:
+    """Chernoff bounds on the n-fold sum of a lattice law (grid units)."""
+
+    t: np.ndarray
+    log_up: np.ndarray  # n log M(t) for +t
+    log_down: np.ndarray  # n log M(-t)
+    slack: float
+
+    def reach(self, log_target: float) -> tuple[float, float]:
+        """``(a, b)`` with ``mass(s >= a)`` and ``mass(s <= -b)`` both ``<= e^log_target``."""
+        target = log_target - self.slack
+        return (
+            float(np.min((self.log_up - target) / self.t)),
+            float(np.min((self.log_down - target) / self.t)),
+        )
+
+    def outside(self, half: float) -> float:
+        """Bound on ``mass(|s| >= half)``."""
+        up = float(np.min(self.log_up - self.t * half))
+        down = float(np.min(self.log_down - self.t * half))
+        return min(1.0, math.exp(up + self.slack) + math.exp(down + self.slack))
+
+
+def _chernoff(index: np.ndarray, log_mass: np.ndarray, n: int, sd: float) -> _Chernoff:
+    """``mass(s >= a) <= exp(n log M(t) - t a)`` (Markov; any measure), exact per-term MGF.
+
+    The engine's bounds (:mod:`pld.engine.tails`) coarsen the pmf, moving atoms
+    outwards by up to one coarse bin, an error that grows like ``n``; here the
+    MGF is evaluated on the atoms themselves, and its float error (relative
+    ``64 u log2(size)``) is charged as a factor ``exp(n 64 u log2(size))``.
+    """
+    t = np.logspace(-3, 3, 121) / (math.sqrt(n) * max(sd, 1.0))
+    slack = n * 64 * _UNIT_ROUNDOFF * math.log2(index.shape[0] + 2)
+    width = max(1, math.ceil(index.shape[0] / _CHERNOFF_BINS))
+    if width > 1:  # coarsen, moving every atom outwards (the bound stays valid)
+        size = math.ceil(index.shape[0] / width) * width
+        padded = np.full(size, -np.inf)
+        padded[: index.shape[0]] = log_mass
+        log_mass = logsumexp(padded.reshape(-1, width), axis=1)
+        starts = index[0] + width * np.arange(log_mass.shape[0])
+        up_points, down_points = starts + width - 1, starts
+    else:
+        up_points = down_points = index
+    log_up = n * logsumexp(log_mass[None, :] + t[:, None] * up_points[None, :], axis=1)
+    log_down = n * logsumexp(log_mass[None, :] - t[:, None] * down_points[None, :], axis=1)
+    return _Chernoff(t, log_up, log_down, slack)
+
+
+def _power(values: np.ndarray, exponent: int) -> np.ndarray:
+    result = None
+    base = values.copy()
+    while exponent:
+        if exponent & 1:
+            result = base.copy() if result is None else np.multiply(result, base, out=result)
+        exponent >>= 1
+        if exponent:
+            np.multiply(base, base, out=base)
+    return result
+
+
+def _kernel(omega: np.ndarray, rate: float, step: float) -> np.ndarray:
+    """``W(-omega) = h r e^{-i omega} / (1 - r e^{-i omega})^2`` with ``r = e^{-rate}``.
+
+    ``1 - r e^{-i omega} = (-expm1(-rate) + 2 r sin^2(omega / 2)) + i r sin(omega)``,
+    free of cancellation.
+    """
+    r = math.exp(-rate)
+    one_minus = (-math.expm1(-rate) + 2 * r * np.sin(omega / 2) ** 2) + 1j * r * np.sin(omega)
+    return step * r * np.exp(-1j * omega) / one_minus**2
+
+
+def _direct_transform(index: np.ndarray, masses: np.ndarray, nodes: np.ndarray, size: int):
+    """``X(2 pi m / size) = sum_j t_j e^{i 2 pi m j / size}`` for integer nodes m."""
+    reduced = index % size
+    out = np.empty(nodes.shape[0], dtype=np.complex128)
+    for start in range(0, nodes.shape[0], 64):
+        block = nodes[start : start + 64]
+        angle = (2 * math.pi / size) * ((block[:, None] * reduced[None, :]) % size)
+        out[start : start + 64] = np.cos(angle) @ masses + 1j * (np.sin(angle) @ masses)
+    return out
+
+
+def positive_part_mean(
+    first: int,
+    masses: np.ndarray,
+    n: int,
+    step: float,
+    bound: str,
+    *,
+    mass_error: float,
+    position_error: float,
+) -> float:
+    """A bound on ``(1/n) E[(Z_1 + ... + Z_n)_+]`` for i.i.d. ``Z`` with the given lattice law.
+
+    Parameters
+    ----------
+    first : int
+        Grid index of ``masses[0]``; ``Z`` takes the value ``(first + j) * step``
+        with probability ``masses[j]``.
+    masses : ndarray
+        Non-negative masses (total at most 1 up to ``mass_error``).
+    n : int
+        Number of terms, >= 1.
+    step : float
+        Grid step h.
+    bound : {"upper", "lower"}
+        Which side to return; every error term is charged in that direction.
+    mass_error : float
+        Bound on the relative error of each mass (as computed from the true law).
+    position_error : float
+        Bound on the position error of each atom (same units as ``step``).
+
+    Returns
+    -------
+    float
+        The bound (not clipped to [0, 1]).
+    """
+    keep = np.flatnonzero(masses > 0)
+    shift = n * position_error
+    if keep.size == 0 or (first + keep[-1]) * step + shift <= 0:
+        return 0.0
+    masses = masses[keep[0] : keep[-1] + 1]
+    index = first + int(keep[0]) + np.arange(masses.shape[0])
+    z = index * step
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(masses)
+    theta = _choose_theta(log_mass, z, n)
+    rate = theta * step
+    log_tilted = log_mass + rate * index
+    log_norm = float(logsumexp(log_tilted))
+    log_tilted -= log_norm
+    tilted = np.exp(log_tilted)
+    kappa = mass_error + 8 * _UNIT_ROUNDOFF * (
+        2.0 + float(np.max(np.abs(log_tilted[np.isfinite(log_tilted)])))
+    )
+    kappa += 4 * _UNIT_ROUNDOFF * math.log2(masses.shape[0] + 1)
+
+    centre = float(np.dot(tilted, index))
+    deviation = np.abs(index - centre)
+    variance = float(np.dot(tilted, deviation**2))
+    third = float(np.dot(tilted, deviation**3))
+    first_abs = float(np.dot(tilted, deviation))
+    chernoff = _chernoff(index, log_tilted, n, math.sqrt(variance))
+    reach_up, reach_down = chernoff.reach(math.log(TAIL_MASS))
+    half = max(reach_up, reach_down, 60.0 / rate, 8.0) + 2.0
+    nodes_total = 2 * math.ceil(half)
+    r = math.exp(-rate)
+    kernel_l1 = (
+        step * (1 + r**nodes_total) / (-math.expm1(-2 * rate) * -math.expm1(-rate * nodes_total))
+    )
+    # Trapezoidal excess over the integral (charged to the lower bound only).
+    peak = 1.0 / (math.e * theta)
+    start = nodes_total // 2
+    tail_sum = step * (start * r**start / (1 - r) + r ** (start + 1) / (1 - r) ** 2)
+    aliasing = peak * chernoff.outside(start) + tail_sum
+    total, roundoff, dropped = _trapezoid(
+        index, tilted, n, rate, step, nodes_total, (variance, third, first_abs), kernel_l1
+    )
+    # Position errors: ((s h + shift)_+ - (s h)_+) e^{-theta s h} <= shift e^{theta shift}.
+    position_charge = shift * math.exp(theta * shift)
+    if bound == "upper":
+        total += roundoff + dropped + position_charge
+        factor = n * math.log1p(kappa)
+    else:
+        total -= roundoff + dropped + aliasing + position_charge
+        factor = n * math.log1p(-kappa)
+    if total <= 0:
+        return 0.0
+    return math.exp(n * log_norm + factor + math.log(total) - math.log(n))
+
+
+def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1):
+    """Trapezoidal sum ``(1/P) sum_m X(omega_m)^n W(-omega_m)``, its round-off and dropped part."""
+    size = index.shape[0]
+    mass_sum = float(np.sum(tilted))
+    power_error = _COMPLEX_PRODUCT_ERROR * _UNIT_ROUNDOFF * (2 * n + n.bit_length())
+    cutoff = _frequency_cutoff(tilted, n, *moments)
+    count = nodes_total // 2 + 1
+    if cutoff is not None:
+        count = min(count, math.ceil(cutoff[0] * nodes_total / (2 * math.pi)) + 1)
+    if cutoff is None or count > _DIRECT_NODES:
+        if nodes_total > MAX_NODES:
+            raise ValueError(
+                f"the blanket sum for n={n} needs {nodes_total} Fourier nodes (limit {MAX_NODES}); "
+                "increase grid_step"
+            )
+        length = nodes_total
+        folded = np.bincount(index % length, tilted, minlength=length)
+        values = np.conj(fft.rfft(folded))  # rfft uses e^{-i omega j}
+        node_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * math.log2(length) * mass_sum
+        nodes = np.arange(values.shape[0])
+        sup_dropped = 0.0
+    else:
+        nodes = np.arange(count)
+        values = _direct_transform(index, tilted, nodes, nodes_total)
+        node_error = 2 * (size + 8) * _UNIT_ROUNDOFF * mass_sum
+        sup_dropped = cutoff[1]
+    omega = (2 * math.pi / nodes_total) * nodes
+    kernel = _kernel(omega, rate, step)
+    weights = np.full(nodes.shape[0], 2.0)
+    weights[0] = 1.0
+    if nodes_total % 2 == 0 and nodes[-1] == nodes_total // 2:
+        weights[-1] = 1.0
+    powered = _power(values, n)
+    magnitude = np.abs(values) + node_error
+    with np.errstate(under="ignore", divide="ignore"):
+        bound_n = np.exp(n * np.log(magnitude))
+        relative = n * node_error / magnitude + power_error + 16 * _UNIT_ROUNDOFF
+    total = float(np.dot(weights, (powered * kernel).real)) / nodes_total
+    roundoff = float(np.dot(weights, bound_n * relative * np.abs(kernel))) / nodes_total
+    dropped_nodes = nodes_total - (2 * nodes.shape[0] - 1)
+    dropped = sup_dropped**n * kernel_l1 if dropped_nodes > 0 and sup_dropped > 0 else 0.0
+    return total, roundoff, dropped
+
+
+def _frequency_cutoff(tilted, n, variance, third, first_abs):
+    """``(omega_K, s)`` with ``|X(omega)| <= s`` for ``omega_K <= |omega| <= pi`` and ``s^n`` tiny.
+
+    None if no such cut-off is found (small n): then all nodes are used.
+    """
+    if variance <= 0:
+        return None
+    # The Taylor bound decreases on [0, limit] and 1 - omega^2 v / 2 >= 0 there.
+    limit = min(2 * variance / third, math.sqrt(2 / variance))
+    defect = abs(1 - float(np.sum(tilted)))
+
+    def taylor(omega: float) -> float:
+        return 1 - omega * omega * variance / 2 + omega**3 * third / 6 + 2 * defect
+
+    def small(value: float) -> bool:
+        return 0 < value < 1 and n * math.log(value) <= -_DROPPED_LOG_SUP
+
+    if not small(taylor(limit)):
+        return None
+    low, high = 0.0, limit
+    for _ in range(60):
+        mid = (low + high) / 2
+        if small(taylor(mid)):
+            high = mid
+        else:
+            low = mid
+    samples = 1 << max(12, math.ceil(math.log2(max(64 * math.pi * first_abs, 1.0))))
+    samples = max(samples, 1 << math.ceil(math.log2(tilted.shape[0] + 1)))
+    if samples > 2**22:
+        return None
+    spectrum = np.abs(fft.rfft(np.concatenate((tilted, np.zeros(samples - tilted.shape[0])))))
+    spectrum += _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * math.log2(samples) * float(np.sum(tilted))
+    grid = 2 * math.pi * np.arange(spectrum.shape[0]) / samples
+    beyond = grid + math.pi / samples >= limit
+    sampled = float(np.max(spectrum[beyond])) + (math.pi / samples) * first_abs
+    sup = max(taylor(high), sampled)
+    if not 0 < sup < 1 or n * math.log(sup) > -_DROPPED_LOG_SUP / 2:
+        return None
+    return high, sup
