@@ -69,7 +69,7 @@ TAIL_MASS = 1e-18
 #: Largest number of Fourier nodes for a full trapezoidal sum by FFT.
 MAX_NODES = 2**25
 _DIRECT_NODES = 1024
-_CHERNOFF_BINS = 8192
+_CHERNOFF_BINS = 2048
 #: The dropped nodes have ``|X|^n <= exp(-_DROPPED_LOG_SUP)``.
 _DROPPED_LOG_SUP = 100.0
 
@@ -89,8 +89,8 @@ def spread_to_grid(
 
 
 @njit(cache=True)
-def _contract(positions, masses, first, size):  # pragma: no cover - numba
-    out = np.zeros(size)
+def _contract(positions, masses, out, first):  # pragma: no cover - numba
+    """Left-to-right sweep into ``out`` (grid index ``first`` at 0); returns the final carry."""
     carry_mass = 0.0
     carry_deficit = 0.0  # sum of mass * (target - position) >= 0
     target = 0
@@ -120,25 +120,47 @@ def _contract(positions, masses, first, size):  # pragma: no cover - numba
         carry_mass = rest
         carry_deficit = rest * (target - x)
     if carry_mass > 0.0:
-        mean = target - carry_deficit / carry_mass
-        out[int(math.floor(mean)) - first] += carry_mass
-    return out
+        return carry_mass, target - carry_deficit / carry_mass
+    return 0.0, 0.0
 
 
 def contract_to_grid(positions: np.ndarray, masses: np.ndarray) -> tuple[int, np.ndarray]:
     """A lattice law below the given atoms in convex order (a lower bound).
 
     Atoms (``positions`` in grid units, sorted increasingly) are swept from the
-    left: a carried mass whose barycentre lies below the next grid point ``g``
+    top down to the lowest atom, then that atom is swept up (as the engine
+    sweeps from both ends, docs/error-bounds.md §2): a
+    carried mass whose barycentre lies on one side of the next grid point ``g``
     is merged with just enough of the next atom beyond ``g`` to put the
-    barycentre exactly on ``g`` (merging is a contraction). A final carry is
-    moved down to the grid point below its barycentre, which lowers every
-    non-decreasing functional. Returns ``(first, masses)`` on grid indices
+    barycentre exactly on ``g`` (merging is a contraction). The downward sweep's
+    final carry joins the lowest atom as one atom at its barycentre; the last
+    carry is moved down to the grid point below its barycentre, which lowers
+    every non-decreasing functional. Heavy isolated atoms at either end (the
+    Laplace randomizer's) are thus merged with their neighbours instead of
+    being rounded (first order). Returns ``(first, masses)`` on grid indices
     ``first, first + 1, ...``.
     """
     first = int(math.floor(positions[0])) - 1
     size = int(math.ceil(positions[-1])) - first + 2
-    return first, _contract(positions, masses, first, size)
+    out = np.zeros(size)
+    split = 1  # the last carry ends at the bottom, where (.)_+ of a sum cares least
+    mirrored = np.zeros(size)
+    # Grid index g of the mirror image -g is stored at mirrored[last - g].
+    last = first + size - 1
+    carry_mass, carry_mean = _contract(
+        -positions[split:][::-1].copy(), masses[split:][::-1].copy(), mirrored, -last
+    )
+    out += mirrored[::-1]
+    lower_positions = positions[:split]
+    lower_masses = masses[:split]
+    if carry_mass > 0.0:
+        lower_positions = np.append(lower_positions, -carry_mean)
+        lower_masses = np.append(lower_masses, carry_mass)
+    if lower_positions.shape[0]:
+        carry_mass, carry_mean = _contract(lower_positions, lower_masses, out, first)
+        if carry_mass > 0.0:
+            out[int(math.floor(carry_mean)) - first] += carry_mass
+    return first, out
 
 
 def _tilted_mean(log_mass: np.ndarray, z: np.ndarray, theta: float) -> float:
@@ -162,6 +184,8 @@ def _choose_theta(log_mass: np.ndarray, z: np.ndarray, n: int) -> float:
     if _tilted_mean(log_mass, z, high) < 0:
         return high
     low = high / 2.0 if high > floor else 0.0
+    if _tilted_mean(log_mass, z, low) >= 0:
+        return max(low, floor)
     theta = brentq(lambda t: _tilted_mean(log_mass, z, t), low, high, xtol=1e-12 * high)
     return max(theta, floor)
 
@@ -190,6 +214,11 @@ class _Chernoff:
         return min(1.0, math.exp(up + self.slack) + math.exp(down + self.slack))
 
 
+def _row_logsumexp(values: np.ndarray) -> np.ndarray:
+    top = np.max(values, axis=1)
+    return top + np.log(np.sum(np.exp(values - top[:, None]), axis=1))
+
+
 def _chernoff(index: np.ndarray, log_mass: np.ndarray, n: int, sd: float) -> _Chernoff:
     """``mass(s >= a) <= exp(n log M(t) - t a)`` (Markov; any measure), exact per-term MGF.
 
@@ -198,7 +227,7 @@ def _chernoff(index: np.ndarray, log_mass: np.ndarray, n: int, sd: float) -> _Ch
     MGF is evaluated on the atoms themselves, and its float error (relative
     ``64 u log2(size)``) is charged as a factor ``exp(n 64 u log2(size))``.
     """
-    t = np.logspace(-3, 3, 121) / (math.sqrt(n) * max(sd, 1.0))
+    t = np.logspace(-2, 3, 61) / (math.sqrt(n) * max(sd, 1.0))
     slack = n * 64 * _UNIT_ROUNDOFF * math.log2(index.shape[0] + 2)
     width = max(1, math.ceil(index.shape[0] / _CHERNOFF_BINS))
     if width > 1:  # coarsen, moving every atom outwards (the bound stays valid)
@@ -210,8 +239,8 @@ def _chernoff(index: np.ndarray, log_mass: np.ndarray, n: int, sd: float) -> _Ch
         up_points, down_points = starts + width - 1, starts
     else:
         up_points = down_points = index
-    log_up = n * logsumexp(log_mass[None, :] + t[:, None] * up_points[None, :], axis=1)
-    log_down = n * logsumexp(log_mass[None, :] - t[:, None] * down_points[None, :], axis=1)
+    log_up = n * _row_logsumexp(log_mass[None, :] + t[:, None] * up_points[None, :])
+    log_down = n * _row_logsumexp(log_mass[None, :] - t[:, None] * down_points[None, :])
     return _Chernoff(t, log_up, log_down, slack)
 
 
@@ -312,7 +341,7 @@ def positive_part_mean(
     chernoff = _chernoff(index, log_tilted, n, math.sqrt(variance))
     reach_up, reach_down = chernoff.reach(math.log(TAIL_MASS))
     half = max(reach_up, reach_down, 60.0 / rate, 8.0) + 2.0
-    nodes_total = 2 * math.ceil(half)
+    nodes_total = 1 << math.ceil(math.log2(2 * math.ceil(half)))  # FFTW plans fast for 2^k
     r = math.exp(-rate)
     kernel_l1 = (
         step * (1 + r**nodes_total) / (-math.expm1(-2 * rate) * -math.expm1(-rate * nodes_total))

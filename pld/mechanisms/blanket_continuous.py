@@ -56,6 +56,8 @@ _OFFSET_ERROR = 1e-12
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _GL_NODES, _GL_WEIGHTS = roots_legendre(8)
 _GL_PIECE = 0.125
+#: Atoms of V heavier than this are put on the grid (per eps).
+_ALIGN_ATOM = 1e-6
 
 
 @dataclass(frozen=True)
@@ -290,14 +292,19 @@ def profile_bounds(
         if alpha >= law.v_max:
             upper[i] = 0.5 * law.gamma * law.tail_moment
             continue
-        term = _branches(law, float(alpha), step)
+        # A heavy atom at the top of Z (the Laplace's) goes exactly on the grid,
+        # so that the contraction never has to round it (first order).
+        local = step
+        if law.atom > _ALIGN_ATOM:
+            local = (law.v_max - alpha) / math.ceil((law.v_max - alpha) / step)
+        term = _branches(law, float(alpha), local)
         for side, out in (("upper", upper), ("lower", lower)):
             first, masses = _lattice(term, law.gamma, side)
             out[i] = positive_part_mean(
                 first,
                 masses,
                 n,
-                step,
+                local,
                 side,
                 mass_error=_MASS_ERROR + 8 * _UNIT_ROUNDOFF,
                 position_error=term.position_error,
