@@ -66,14 +66,18 @@ class _Blanket:
         second = np.exp(self.log_density(y - self.x_prime) - base)
         return self.gamma * (first - self.alpha * second)
 
-    def g(self, c):
-        """``E_omega[(c + Z)_+]``."""
+    def roots(self, c):
+        """Every root of ``c + Z(y)`` (sign scan, then Brent's method)."""
         scan = np.linspace(*self.bounds, 20001)
         values = c + self.z(scan)
-        roots = [
+        return [
             brentq(lambda y: c + float(self.z(np.array(y))), scan[i], scan[i + 1], xtol=1e-14)
             for i in np.flatnonzero(np.sign(values[:-1]) * np.sign(values[1:]) < 0)
         ]
+
+    def g(self, c):
+        """``E_omega[(c + Z)_+]``."""
+        roots = self.roots(c)
 
         def integrand(y):
             return np.maximum(c + self.z(y), 0.0) * np.exp(self.log_omega_min(y)) / self.gamma
@@ -81,10 +85,16 @@ class _Blanket:
         return self._integrate(integrand, [*self.kinks, *roots])
 
     def nodes(self, per_piece=16):
-        """Gauss-Legendre nodes and omega-weights (smooth pieces, width <= 2 spread)."""
+        """Gauss-Legendre nodes and omega-weights (smooth pieces, width <= 2 spread).
+
+        ``g(Z(y))`` also has kinks where ``Z(y)`` meets minus a value that ``Z``
+        takes on a set of positive measure (the Laplace's flat ends).
+        """
         xi, w = roots_legendre(per_piece)
         ys, ws = [], []
-        edges = [self.bounds[0], *self.kinks, self.bounds[1]]
+        flats = [float(self.z(np.array(b))) for b in self.bounds]
+        extra = [root for flat in flats for root in self.roots(flat)]
+        edges = sorted({self.bounds[0], *self.kinks, *extra, self.bounds[1]})
         for a, b in zip(edges[:-1], edges[1:], strict=False):
             if b <= a:
                 continue

@@ -170,12 +170,12 @@ def _tilted_mean(log_mass: np.ndarray, z: np.ndarray, theta: float) -> float:
 
 
 def _choose_theta(log_mass: np.ndarray, z: np.ndarray, n: int) -> float:
-    """The tilt that centres the sum near 0 (at least ``1 / (4 sqrt(n) sd)``)."""
+    """The tilt that centres the sum near 0 (at least ``min(4, sqrt(n) / 4) / (sqrt(n) sd)``)."""
     weight = np.exp(log_mass - np.max(log_mass))
     weight /= np.sum(weight)
     mean = float(np.dot(weight, z))
     sd = math.sqrt(max(float(np.dot(weight, (z - mean) ** 2)), 1e-300))
-    floor = 1.0 / (4.0 * math.sqrt(n) * sd)
+    floor = min(4.0, 0.25 * math.sqrt(n)) / (math.sqrt(n) * sd)
     if mean >= 0:
         return floor
     high = floor
