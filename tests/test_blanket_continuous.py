@@ -278,3 +278,10 @@ def test_properties():
     lap = pld.randomizers.laplace(0.5, low=0.0, high=2.0)
     assert lap.eps0 == pytest.approx(4.0)
     assert lap.blanket_mass == pytest.approx(math.exp(-2.0), rel=1e-15)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("x", "x_prime"), [(0.25, 0.0), (0.75, 0.25), (1.0, 0.5)])
+def test_end_points_beat_interior_pairs_for_three_users(x, x_prime):
+    sigma, eps = 1.5, 0.3
+    assert _gaussian_truth(sigma, 3, eps, x, x_prime) <= _gaussian_truth(sigma, 3, eps) * (1 + 1e-9)

@@ -20,11 +20,10 @@ For a location family on ``[low, high]`` and the end-point pair, writing
   ``P(V > v) = v^{-1/2}`` on ``[1, e^{Delta/b})`` and an atom of mass ``gamma``
   at ``e^{Delta / b}``.
 
-Worst pair: the end points, by the argument of docs/blanket-continuous.md §3
-(proved for n = 1; for n >= 2 it rests on the convex-order conjecture stated
-there, checked by quadrature over a grid of pairs for n = 2, 3 in
-tests/test_blanket_continuous.py). The numerics (:mod:`pld.mechanisms._blanket_sum`)
-are rigorous for the end-point pair.
+Worst pair: the end points (docs/blanket-continuous.md §3): proved for n = 1; for
+n >= 2 a conjecture, checked by independent quadrature over a 5 x 5 grid of pairs
+for n = 2 and on interior pairs for n = 3 (tests/test_blanket_continuous.py). The
+numerics (:mod:`pld.mechanisms._blanket_sum`) are rigorous for the end-point pair.
 """
 
 from __future__ import annotations
@@ -243,9 +242,9 @@ def profile_bounds(
 
     Evaluates eq. (1) of the module docstring for the end-point pair
     ``(high, low)`` (by symmetry ``(low, high)`` gives the same values), which
-    is the worst pair (docs/blanket-continuous.md §3: proved for n = 1; for
-    n >= 2 it rests on the convex-order conjecture stated there and checked by
-    quadrature for n = 2, 3). The expectation is bracketed by lattice laws
+    is the worst pair for n = 1 and, as a conjecture checked by quadrature for
+    n = 2 and 3, for larger n (docs/blanket-continuous.md §3). The expectation
+    is bracketed by lattice laws
     (mean-preserving spread / contraction, second order in the step) and one
     tilted FFT power per eps, with the aliasing, round-off and truncation terms
     of :mod:`pld.mechanisms._blanket_sum`.
