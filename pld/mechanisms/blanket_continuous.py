@@ -55,6 +55,8 @@ _OFFSET_ERROR = 1e-12
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _GL_NODES, _GL_WEIGHTS = roots_legendre(8)
 _GL_PIECE = 0.125
+_BLOCK = 2**16  # cells per block of Gauss-Legendre work (bounds the memory)
+_MAX_LOG_RATIO = 600.0  # largest log V the lattice accepts (e^600 is still a double)
 #: Atoms of V heavier than this are put on the grid (per eps).
 _ALIGN_ATOM = 1e-6
 
@@ -80,7 +82,11 @@ class _VLaw:
             root_low, root_high = np.sqrt(lower), np.sqrt(upper)
             gap = (upper - lower) / (root_high + root_low)
             return gap / (root_low * root_high), gap**2 / root_high, gap**2 / root_low
-        return _gaussian_cells(self.parameter, lower, upper)
+        parts = [
+            _gaussian_cells(self.parameter, lower[i : i + _BLOCK], upper[i : i + _BLOCK])
+            for i in range(0, lower.shape[0], _BLOCK)
+        ]
+        return tuple(np.concatenate([part[j] for part in parts]) for j in range(3))
 
     def second_moment_about_one(self) -> float:
         """``E[(V - 1)^2]`` (sets the grid step)."""
@@ -122,6 +128,19 @@ def _gaussian_cells(k: float, lower: np.ndarray, upper: np.ndarray):
 
 
 def _v_law(randomizer: Randomizer) -> _VLaw:
+    _check_type(randomizer)
+    if isinstance(randomizer, GaussianRandomizer):
+        ratio = randomizer.sensitivity / randomizer.sigma
+        log_v_max = ratio * (ratio / 2 + GAUSSIAN_REACH)
+    else:
+        log_v_max = randomizer.sensitivity / randomizer.scale
+    if not randomizer.blanket_mass > 0 or log_v_max > _MAX_LOG_RATIO:
+        raise ValueError(
+            f"the randomizer has almost no blanket (gamma = {randomizer.blanket_mass:.3g}: the "
+            "noise is negligible against the input interval), so shuffling gives no useful "
+            "amplification and the blanket lattice would not fit; use a larger noise scale "
+            "(sigma or scale of at least (high - low) / 25)"
+        )
     if isinstance(randomizer, GaussianRandomizer):
         k = randomizer.sensitivity / randomizer.sigma
         a = k / 2
@@ -134,14 +153,16 @@ def _v_law(randomizer: Randomizer) -> _VLaw:
             float(ndtr(-(cut - a)) / ndtr(-a)),
             randomizer.blanket_mass,
         )
-    if isinstance(randomizer, LaplaceRandomizer):
-        ratio = randomizer.sensitivity / randomizer.scale
-        gamma = randomizer.blanket_mass
-        return _VLaw("laplace", ratio, math.exp(ratio), gamma, 0.0, gamma)
-    raise ValueError(
-        "randomizer must be a continuous randomizer from pld.randomizers.gaussian or "
-        f"pld.randomizers.laplace (got {type(randomizer).__name__})"
-    )
+    gamma = randomizer.blanket_mass  # Laplace
+    return _VLaw("laplace", log_v_max, math.exp(log_v_max), gamma, 0.0, gamma)
+
+
+def _check_type(randomizer: object) -> None:
+    if not isinstance(randomizer, (GaussianRandomizer, LaplaceRandomizer)):
+        raise ValueError(
+            "randomizer must be a continuous randomizer from pld.randomizers.gaussian or "
+            f"pld.randomizers.laplace (got {type(randomizer).__name__})"
+        )
 
 
 @dataclass(frozen=True)
@@ -372,7 +393,7 @@ def observer(randomizer: Randomizer, n: int, *, loss_grid_step: float | None = N
     from pld.loss_distribution import from_pmfs
     from pld.mechanisms.gaussian import gaussian
 
-    _v_law(randomizer)
+    _check_type(randomizer)
     n = _validate.integer_at_least("n", n, 1)
     if isinstance(randomizer, GaussianRandomizer):
         return gaussian(
