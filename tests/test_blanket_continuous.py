@@ -68,7 +68,7 @@ class _Blanket:
 
     def roots(self, c):
         """Every root of ``c + Z(y)`` (sign scan, then Brent's method)."""
-        scan = np.linspace(*self.bounds, 20001)
+        scan = np.linspace(*self.bounds, 4001)
         values = c + self.z(scan)
         return [
             brentq(lambda y: c + float(self.z(np.array(y))), scan[i], scan[i + 1], xtol=1e-14)
@@ -153,6 +153,30 @@ def test_gaussian_one_user_is_the_local_gaussian_mechanism(sigma):
     assert np.all(lower <= truth) and np.all(truth <= upper)
     # Second-order lattice laws with 64 steps per standard deviation: < 0.2 %.
     assert np.all((upper - lower)[keep] <= 2e-3 * truth[keep])
+
+
+def _symmetric_profile(eps, values):
+    """Grid and values on [-max, max]: the sup over ordered pairs is symmetric, so
+    ``delta(-t) = 1 - e^{-t} + e^{-t} delta(t)``."""
+    mirror = np.exp(-eps[:0:-1])
+    grid = np.concatenate((-eps[:0:-1], eps))
+    return grid, np.concatenate((1 - mirror + mirror * values[:0:-1], values))
+
+
+def test_one_user_composed_through_connect_the_dots():
+    """profile -> from_privacy_profile -> 10 rounds: the Gaussian mechanism with sigma / sqrt(10)."""
+    sigma = 3.0
+    positive = np.linspace(0.0, 2.5, 100)
+    grid, values = _symmetric_profile(
+        positive, profile_bounds(pld.randomizers.gaussian(sigma), 1, positive)[1]
+    )
+    composed = pld.from_privacy_profile(lambda _: values, grid).self_compose(10)
+    eps = np.array([0.5, 1.0, 2.0, 3.0])
+    lower, upper = composed.delta_bounds(eps)
+    truth = gaussian_delta(eps, sigma / math.sqrt(10))
+    assert np.all(truth <= upper)
+    # Connect-the-dots on 199 points and the engine's grid: within 0.6 % after 10 rounds.
+    assert np.all(upper <= truth * 1.006)
 
 
 def test_gaussian_other_interval_depends_on_its_length_only():
