@@ -164,7 +164,7 @@ def _symmetric_profile(eps, values):
 
 
 def test_one_user_composed_through_connect_the_dots():
-    """profile -> from_privacy_profile -> 10 rounds: the Gaussian mechanism with sigma / sqrt(10)."""
+    """Profile, connect-the-dots, 10 rounds: the Gaussian mechanism with sigma / sqrt(10)."""
     sigma = 3.0
     positive = np.linspace(0.0, 2.5, 100)
     grid, values = _symmetric_profile(
