@@ -286,7 +286,10 @@ def profile_bounds(
     -------
     lower, upper : ndarray
         Bounds on ``sup_{x, x'} delta_{x,x'}(eps)`` of eq. (1), in [0, 1]; the
-        upper one is non-increasing in eps and the lower one too.
+        upper one is non-increasing in eps and the lower one too. For
+        composition, extend to negative eps by ``delta(-t) = 1 - e^{-t} +
+        e^{-t} delta(t)`` (the supremum over ordered pairs is symmetric) before
+        :func:`pld.from_privacy_profile` (docs/blanket-continuous.md §6).
 
     Raises
     ------
