@@ -312,3 +312,34 @@ def test_properties():
 def test_end_points_beat_interior_pairs_for_three_users(x, x_prime):
     sigma, eps = 1.5, 0.3
     assert _gaussian_truth(sigma, 3, eps, x, x_prime) <= _gaussian_truth(sigma, 3, eps) * (1 + 1e-9)
+
+
+def _pair_estimate(sigma, n, eps, x, x_prime, step):
+    """``delta_{x,x'}`` of eq. (1) for any pair, from a fine output grid (an estimate, not
+    a bound: the law of Z is sampled at Gauss-Legendre nodes, then spread onto the lattice)."""
+    from pld.mechanisms._blanket_sum import positive_part_mean, spread_to_grid
+
+    oracle = _Blanket(
+        lambda y: norm.logpdf(y, scale=sigma), 0.0, 1.0, x, x_prime, eps, sigma, 12, 0.05
+    )
+    y, w = oracle.nodes()
+    z = oracle.z(y) / oracle.gamma
+    index = np.floor(z / step).astype(np.int64)
+    first = int(min(index.min(), 0))
+    masses = spread_to_grid(index, z / step - index, w, first, int(index.max()) - first + 2)
+    masses = oracle.gamma * masses
+    masses[-first] += 1 - oracle.gamma
+    return positive_part_mean(first, masses, n, step, "upper", mass_error=0.0, position_error=0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [30, 1000])
+def test_end_points_beat_interior_pairs_for_many_users(n):
+    sigma = 3.0
+    step = 0.25 / 64 / sigma
+    eps = 3.0 / (sigma * math.sqrt(n))
+    ends = _pair_estimate(sigma, n, eps, 1.0, 0.0, step)
+    exact = profile_bounds(pld.randomizers.gaussian(sigma), n, [eps])
+    assert exact[0][0] * 0.99 <= ends <= exact[1][0] * 1.01  # the estimate is accurate
+    for x, x_prime in [(0.75, 0.0), (1.0, 0.25), (0.75, 0.25), (0.5, 0.0)]:
+        assert _pair_estimate(sigma, n, eps, x, x_prime, step) <= ends
