@@ -34,6 +34,8 @@ _EXPORTS = {
     "approximate_dp": "pld.mechanisms.generic_dp",
     "poisson_subsample": "pld.mechanisms.sampling",
     "subsample_without_replacement": "pld.mechanisms.sampling",
+    "shuffle": "pld.mechanisms.blanket",
+    "shuffle_observer": "pld.mechanisms.blanket",
     "calibrate": "pld.calibration",
     "load": "pld.storage",
 }

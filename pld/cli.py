@@ -36,6 +36,7 @@ MECHANISM_MODULES = (
     "pld.mechanisms.discrete_laplace",
     "pld.mechanisms.discrete_gaussian",
     "pld.mechanisms.generic_dp",
+    "pld.mechanisms.blanket",
 )
 
 #: Commands that take ``--mechanism`` (and so import the mechanism modules).

@@ -12,6 +12,12 @@ _EXPORTS = {
     "Randomizer": "pld.randomizers.base",
     "GaussianRandomizer": "pld.randomizers.continuous",
     "LaplaceRandomizer": "pld.randomizers.continuous",
+    "FiniteRandomizer": "pld.randomizers.finite",
+    "matrix": "pld.randomizers.finite",
+    "krr": "pld.randomizers.finite",
+    "local_hashing": "pld.randomizers.finite",
+    "hadamard": "pld.randomizers.finite",
+    "unary": "pld.randomizers.finite",
     "gaussian": "pld.randomizers.continuous",
     "laplace": "pld.randomizers.continuous",
 }

@@ -1,0 +1,523 @@
+"""Shuffling any local randomizer: the privacy blanket, the best of all analyses, lower bounds.
+
+Blanket bound (Balle, Bell, Gascón and Nissim 2019, seed 002 §5; seed 004 §4).
+With ``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and
+``r_x(y) = R(x)(y) / omega(y)``, ``omega = omega_min / gamma``, revealing which of the
+other n - 1 users are non-blanket (and their reports) leaves, for the target's
+inputs (x, x'),
+
+    delta_{x,x'}(eps) = (1/(n gamma)) E[(sum_{i=1..n} B_i Z_i)_+],
+    B_i ~ Bernoulli(gamma), Y_i ~ omega, Z_i = r_x(Y_i) - e^eps r_x'(Y_i),
+
+(given M ~ Bin(n - 1, gamma) blanket users, the view is a multiset of M + 1 reports
+with density ``(1/(M+1)) sum_j r_x(Y_j)`` against ``omega^(M+1)``, and
+``Bin(M; n-1, gamma)/(M+1) = Bin(M+1; n, gamma)/(n gamma)``). The mechanism's profile
+is the maximum over ordered pairs; for k-RR it is seed 004's weak adversary
+(``pld.krr(..., adversary="weak")``). :func:`profile_bounds` brackets it
+(:mod:`pld.mechanisms._blanket_finite`). Outputs with ``omega_min(y) = 0`` (a zero
+in their column) lie outside every blanket report's support: a target report there
+is seen as such, so those views add exactly ``sum_y (R(x)(y) - e^eps R(x')(y))_+``
+(the formula above then uses the target's law restricted to the blanket's support,
+which the derivation allows; found by the brute-force tests, which include zeros).
+
+Composable PLD. The one-round profile on a symmetric eps grid (negative eps by
+``delta(-eps) = 1 - e^-eps + e^-eps delta(eps)``, valid because the profile bounds
+both orders) is turned into a dominating pair by connect-the-dots
+(:mod:`pld.mechanisms.profile`, Doroshenko et al. 2022): the upper side from the
+upper values, the lower side from the lower values on the same grid, so the
+bracket shows the error of the profile evaluation (the connect-the-dots excess
+of the grid is part of the certified upper bound, not of the bracket).
+
+Best of all analyses. For an eps0-LDP randomizer the clones pair of
+``pld.clones`` (seed 004 eq 3.1) is valid too; ``analysis="best"`` takes the
+pointwise minimum of both one-round profiles (upper values) and its greatest
+convex minorant in ``alpha = e^eps`` (:func:`pld.mechanisms.profile.profile_hull`),
+which is still above the true profile and is what connect-the-dots needs.
+
+Protocol lower bound (:func:`shuffle_observer`). One concrete neighbouring pair:
+every other user holds one fixed value (x', or a third input), the target x or x'
+(the candidate with the largest one-round lower curve is kept). The outputs are grouped by the
+sign of ``log R(x)(y)/R(x')(y)`` (a post-processing: lossless when the ratio takes
+only the values c, 1/c and 1, as for all presets) and the histogram of the groups
+is enumerated exactly (binomial windows for large n, the dropped mass charged
+only to the upper side). Its LOWER bracket, composed, lower-bounds the
+protocol's own delta.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+from scipy.stats import binom
+
+from pld import _validate
+from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
+from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.mechanisms._blanket_finite import chernoff_upper, positive_part_bounds
+from pld.mechanisms._spec import MechanismSpec, Option
+from pld.mechanisms.profile import pair_from_hull, profile_hull
+from pld.randomizers.base import Randomizer
+
+ANALYSES = ("best", "blanket", "clones")
+
+#: Default number of eps grid points on [0, eps_top] for connect-the-dots.
+DEFAULT_NUM_POINTS = 96
+
+#: ``analysis="best"`` evaluates the clones profile at every this-many-th grid point
+#: first, and everywhere only if it beats the blanket profile at one of them.
+CLONES_PROBE = 4
+
+#: The grid ends where the upper one-round delta falls below this.
+PROFILE_FLOOR = 1e-25
+
+#: Tail mass per side of each binomial window of :func:`shuffle_observer`.
+OBSERVER_TAIL = 1e-14
+
+#: eps values (nats) at which candidate dataset pairs of :func:`shuffle_observer` are compared.
+OBSERVER_SCORE_EPS = np.linspace(0.0, 2.0, 41)
+
+#: Largest number of histogram cells :func:`shuffle_observer` enumerates in 2-d;
+#: beyond it the "below 1" group is merged into the rest (a post-processing).
+OBSERVER_MAX_ATOMS = 20_000_000
+
+
+def _check_randomizer(randomizer: object) -> Randomizer:
+    if not isinstance(randomizer, Randomizer):
+        raise ValueError(
+            f"randomizer must be a pld.randomizers randomizer (got {type(randomizer).__name__})"
+        )
+    return randomizer
+
+
+def _check_blanket(randomizer: Randomizer) -> None:
+    if not randomizer.blanket_mass > 0:
+        raise ValueError(
+            "the randomizer has no blanket (gamma = sum_y min_x R(x)(y) = 0): no output is "
+            "possible under every input, so another user's report cannot hide the target's "
+            "and the blanket analysis gives no amplification"
+        )
+
+
+def profile_bounds(
+    randomizer: Randomizer, n: int, eps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rigorous (lower, upper) one-round blanket delta(eps) of the shuffled protocol.
+
+    The maximum over ordered input pairs of the blanket divergence (module
+    docstring), at each eps >= 0 (nats). Continuous randomizers are handled by
+    ``pld.mechanisms.blanket_continuous.profile_bounds``.
+
+    Parameters
+    ----------
+    randomizer : Randomizer
+        A finite randomizer (:mod:`pld.randomizers.finite`) or a continuous one.
+    n : int
+        Number of users, >= 1.
+    eps : ndarray
+        Values of eps >= 0, nats.
+
+    Returns
+    -------
+    lower, upper : ndarray
+    """
+    from pld.randomizers.finite import FiniteRandomizer
+
+    randomizer = _check_randomizer(randomizer)
+    n = _validate.integer_at_least("n", n, 1)
+    eps = _validate.real_array("eps", eps)
+    if np.any(eps < 0):
+        raise ValueError("eps must be >= 0 (nats)")
+    if not isinstance(randomizer, FiniteRandomizer):
+        from pld.mechanisms import blanket_continuous
+
+        return blanket_continuous.profile_bounds(randomizer, n, eps)
+    _check_blanket(randomizer)
+    lower = np.zeros(eps.size)
+    upper = np.zeros(eps.size)
+    pairs = randomizer.blanket_classes()
+    extra = [_outside_delta(out_x, out_y, eps) for out_x, out_y in randomizer.outside()]
+    if len(pairs) == 1:
+        lower, upper = positive_part_bounds(*pairs[0], n, eps)
+        return _add(lower, extra[0], -1), _add(upper, extra[0], 1)
+    # Pairs whose analytic Chernoff bound is already below the running upper value at
+    # some eps cannot raise the maximum there: they are skipped at that eps.
+    cheap = [
+        _add(chernoff_upper(*classes, n, eps), e, 1)
+        for classes, e in zip(pairs, extra, strict=True)
+    ]
+    for index in np.argsort([-float(np.sum(c)) for c in cheap]):
+        needed = cheap[index] > upper
+        if not np.any(needed):
+            continue
+        lo, up = positive_part_bounds(*pairs[index], n, eps[needed])
+        lower[needed] = np.maximum(lower[needed], _add(lo, extra[index][needed], -1))
+        upper[needed] = np.maximum(upper[needed], _add(up, extra[index][needed], 1))
+    return lower, upper
+
+
+def _add(values: np.ndarray, extra: np.ndarray, side: int) -> np.ndarray:
+    """``values + extra`` with the extra term's float error (relative 1e-12) on ``side``."""
+    return np.clip(values + extra * (1 + side * 1e-12), 0.0, 1.0)
+
+
+def _outside_delta(out_x: np.ndarray, out_y: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """``sum_y (R(x)(y) - e^eps R(x')(y))_+`` over outputs outside the blanket's support.
+
+    A report there identifies the target's report exactly, and the other users'
+    blanket reports have the same law under x and x', so the views that contain it
+    add exactly this to the hockey stick (module docstring of ``finite``).
+    """
+    if out_x.size == 0:
+        return np.zeros(eps.size)
+    gaps = out_x[None, :] - np.exp(eps)[:, None] * out_y[None, :]
+    return np.maximum(gaps, 0.0).sum(axis=1)
+
+
+def _profile_function(randomizer: Randomizer, n: int, analysis: str):
+    """eps -> (lower, upper) of the chosen analysis' one-round profile (eps >= 0)."""
+    eps0 = randomizer.eps0
+    use_clones = analysis == "best" and 0.0 < eps0 <= 50.0
+
+    def evaluate(eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lower, upper = profile_bounds(randomizer, n, eps)
+        if use_clones:
+            from pld.mechanisms.clones import clones_delta_bounds
+
+            # Probe every CLONES_PROBE-th point first; where the clones pair does not
+            # win there, the blanket values alone (valid) are kept everywhere.
+            probe = np.arange(0, eps.size, CLONES_PROBE)
+            c_lower, c_upper = clones_delta_bounds(n, eps0, eps[probe])
+            if np.any(c_upper < upper[probe]):
+                probe = np.arange(eps.size)
+                c_lower, c_upper = clones_delta_bounds(n, eps0, eps)
+            lower[probe] = np.minimum(lower[probe], c_lower)
+            upper[probe] = np.minimum(upper[probe], c_upper)
+        return lower, upper
+
+    return evaluate
+
+
+def _top(eps0: float) -> np.ndarray:
+    """Candidate ends of the eps grid: eps0 / 2^(k/2), k = 0..40, and 0."""
+    high = eps0 if math.isfinite(eps0) else 50.0
+    return np.concatenate(([0.0], high * 2.0 ** (-np.arange(40, -1, -1) / 2)))
+
+
+def _cheap_upper(randomizer: Randomizer, n: int, eps: np.ndarray) -> np.ndarray:
+    """An upper bound on the blanket profile without enumeration (Chernoff, finite only)."""
+    from pld.randomizers.finite import FiniteRandomizer
+
+    if not isinstance(randomizer, FiniteRandomizer):
+        return profile_bounds(randomizer, n, eps)[1]
+    upper = np.zeros(eps.size)
+    for classes, out in zip(randomizer.blanket_classes(), randomizer.outside(), strict=True):
+        upper = np.maximum(
+            upper, _add(chernoff_upper(*classes, n, eps), _outside_delta(*out, eps), 1)
+        )
+    return upper
+
+
+def _symmetric(eps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Grid and values on [-top, top]: delta(-eps) = 1 - e^-eps + e^-eps delta(eps)."""
+    positive = eps[1:]
+    mirrored = -np.expm1(-positive) + np.exp(-positive) * values[1:]
+    grid = np.concatenate((-positive[::-1], eps))
+    return grid, np.clip(np.concatenate((mirrored[::-1], values)), 0.0, 1.0)
+
+
+def _pld(grid: np.ndarray, values: np.ndarray, side: str, step: float) -> PLD:
+    vertices, hull = profile_hull(grid, values)
+    pair = pair_from_hull(grid, vertices, hull, side)
+    return from_pmfs(*pair.log_pmfs(), symmetric=True, loss_grid_step=step)
+
+
+def shuffle(
+    randomizer: Randomizer,
+    n: int,
+    analysis: str = "best",
+    loss_grid_step: float | None = None,
+    *,
+    num_points: int = DEFAULT_NUM_POINTS,
+) -> PLD:
+    """One round of n users running ``randomizer`` and a shuffler: a certified, composable PLD.
+
+    Parameters
+    ----------
+    randomizer : Randomizer
+        The local randomizer (``pld.randomizers.krr``, ``matrix``, ...).
+    n : int
+        Number of users, >= 1.
+    analysis : {"best", "blanket", "clones"}
+        ``"blanket"``: the blanket profile (module docstring); ``"clones"``: the
+        clones pair of ``pld.clones`` for an eps0-LDP randomizer; ``"best"``
+        (default): the convex minorant of the minimum of both profiles (blanket
+        alone when eps0 is infinite).
+    loss_grid_step : float, optional
+        Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
+        one-round loss's spread.
+    num_points : int
+        Points of the eps grid on [0, eps_top], >= 8 (eps_top: where the upper
+        delta falls below ``PROFILE_FLOOR``); the grid is mirrored to negative eps
+        and aligned to multiples of the loss grid step.
+
+    Returns
+    -------
+    PLD
+        Symmetric one-round PLD; its upper side dominates every ordered pair of
+        neighbouring datasets.
+    """
+    randomizer = _check_randomizer(randomizer)
+    n = _validate.integer_at_least("n", n, 1)
+    if analysis not in ANALYSES:
+        raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
+    num_points = _validate.integer_at_least("num_points", num_points, 8)
+    if loss_grid_step is not None:
+        loss_grid_step = _validate.in_interval(
+            "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
+        )
+    if analysis == "clones":
+        if not math.isfinite(randomizer.eps0):
+            raise ValueError("analysis='clones' needs an eps0-LDP randomizer (eps0 is infinite)")
+        from pld.mechanisms.clones import clones
+
+        return clones(n, min(randomizer.eps0, 50.0), loss_grid_step=loss_grid_step)
+    from pld.randomizers.finite import FiniteRandomizer
+
+    if isinstance(randomizer, FiniteRandomizer):
+        _check_blanket(randomizer)
+    if randomizer.eps0 == 0.0:  # every input has the same output law: nothing leaks
+        step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
+        return from_pmfs([0.0], [0.0], symmetric=True, loss_grid_step=step)
+    evaluate = _profile_function(randomizer, n, analysis)
+    candidates = _top(randomizer.eps0)
+    cheap = _cheap_upper(randomizer, n, candidates)
+    # Beyond the grid the profile is taken constant (connect-the-dots puts the last
+    # value at +inf): end where it is within PROFILE_FLOOR of its value at the largest
+    # candidate (0 unless some output is impossible under some input).
+    below = np.flatnonzero(cheap <= cheap[-1] + PROFILE_FLOOR)
+    top = float(candidates[below[0]]) if below.size else float(candidates[-1])
+    step = loss_grid_step
+    if step is None:
+        coarse = np.linspace(0.0, top, 9)
+        grid, values = _symmetric(coarse, evaluate(coarse)[1])
+        vertices, hull = profile_hull(grid, values)
+        pair = pair_from_hull(grid, vertices, hull, "upper")
+        p_mass = pair.p_mass
+        total = p_mass.sum()
+        mean = float(np.dot(p_mass, pair.loss) / total) if total > 0 else 0.0
+        std = math.sqrt(float(np.dot(p_mass, (pair.loss - mean) ** 2) / total)) if total else 0.0
+        step = choose_loss_grid_step(std)
+    spacing = step * max(1, math.ceil(top / (num_points * step)))
+    eps = spacing * np.arange(math.ceil(top / spacing) + 1)
+    lower, upper = evaluate(eps)
+    grid, upper_values = _symmetric(eps, upper)
+    _, lower_values = _symmetric(eps, lower)
+    return from_bounds(
+        upper=_pld(grid, upper_values, "upper", step),
+        lower=_pld(grid, lower_values, "lower", step),
+    )
+
+
+# -- the protocol's own lower bound --------------------------------------------------
+
+
+def _log_multinomial(total: int, a: np.ndarray, b: np.ndarray, log_pi: np.ndarray) -> np.ndarray:
+    rest = total - a - b
+    valid = (a >= 0) & (b >= 0) & (rest >= 0)
+    a_, b_, r_ = (np.where(valid, v, 0) for v in (a, b, rest))
+    with np.errstate(invalid="ignore"):
+        terms = [np.where(c > 0, c * lp, 0.0) for c, lp in zip((a_, b_, r_), log_pi, strict=True)]
+    value = gammaln(total + 1.0) - gammaln(a_ + 1.0) - gammaln(b_ + 1.0) - gammaln(r_ + 1.0)
+    return np.where(valid, value + terms[0] + terms[1] + terms[2], -np.inf)
+
+
+def _window(trials: int, prob: float) -> tuple[int, int]:
+    if prob <= 0:
+        return 0, min(1, trials)
+    lo = int(binom.ppf(OBSERVER_TAIL, trials, prob))
+    hi = int(trials - binom.ppf(OBSERVER_TAIL, trials, 1.0 - prob)) if prob < 1 else trials
+    return max(0, lo - 1), min(trials, hi + 1)
+
+
+def observer_pmfs(
+    pi_x: np.ndarray, pi_y: np.ndarray, pi_others: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """(log P, log Q, dropped P, dropped Q) of the grouped histogram view (module docstring).
+
+    Group 0 and 1 counts (a, b) of n reports: n - 1 users draw from ``pi_others`` and
+    the target from ``pi_x`` (P) or ``pi_y`` (Q). Beyond ``OBSERVER_MAX_ATOMS`` cells,
+    group 1 is merged into group 2 (a post-processing: still a lower bound).
+    """
+    a_lo, a_hi = _window(n, max(pi_others[0], 1.0 / n))
+    b_lo, b_hi = _window(n, max(pi_others[1], 1.0 / n))
+    if (a_hi - a_lo + 1) * (b_hi - b_lo + 1) > OBSERVER_MAX_ATOMS:
+        pi_x, pi_y, pi_others = (
+            np.array([v[0], 0.0, v[1] + v[2]]) for v in (pi_x, pi_y, pi_others)
+        )
+        b_lo, b_hi = 0, 0
+    with np.errstate(divide="ignore"):
+        log_x, log_y, log_o = np.log(pi_x), np.log(pi_y), np.log(pi_others)
+    a = np.repeat(np.arange(a_lo, a_hi + 1), b_hi - b_lo + 1)
+    b = np.tile(np.arange(b_lo, b_hi + 1), a_hi - a_lo + 1)
+    shifts = ((1, 0), (0, 1), (0, 0))
+    others = [_log_multinomial(n - 1, a - s, b - t, log_o) for s, t in shifts]
+    log_p = logsumexp([log_x[g] + others[g] for g in range(3)], axis=0)
+    log_q = logsumexp([log_y[g] + others[g] for g in range(3)], axis=0)
+    keep = np.isfinite(log_p) | np.isfinite(log_q)
+    log_p, log_q = log_p[keep], log_q[keep]
+    dropped_p = max(0.0, 1.0 - math.fsum(np.exp(log_p)))
+    dropped_q = max(0.0, 1.0 - math.fsum(np.exp(log_q)))
+    return log_p, log_q, dropped_p, dropped_q
+
+
+def shuffle_observer(randomizer: Randomizer, n: int, loss_grid_step: float | None = None) -> PLD:
+    """The exact PLD of one concrete neighbouring pair: a lower bound on the protocol.
+
+    Every other user holds one fixed value (x' or a third input, whichever gives
+    the larger one-round curve), the target x (P) or x' (Q); the view is the
+    histogram of the reports grouped by the sign of ``log R(x)(y) / R(x')(y)``
+    (module docstring). Only its LOWER bracket is a statement about the protocol:
+    composed T times, ``delta_lower`` is at most the protocol's own T-round delta.
+    Continuous randomizers: ``pld.mechanisms.blanket_continuous.observer``.
+
+    Parameters
+    ----------
+    randomizer : Randomizer
+        The local randomizer.
+    n : int
+        Number of users, >= 1.
+    loss_grid_step : float, optional
+        Loss grid spacing in nats (default: the engine's rule).
+    """
+    from pld.randomizers.finite import FiniteRandomizer
+
+    randomizer = _check_randomizer(randomizer)
+    n = _validate.integer_at_least("n", n, 1)
+    if not isinstance(randomizer, FiniteRandomizer):
+        from pld.mechanisms import blanket_continuous
+
+        return blanket_continuous.observer(randomizer, n, loss_grid_step=loss_grid_step)
+    best, score = None, -1.0
+    for pi_x, pi_y, pi_others in randomizer.observer_groups():
+        log_p, log_q, dropped_p, dropped_q = observer_pmfs(pi_x, pi_y, pi_others, n)
+        candidate = from_pmfs(
+            log_p,
+            log_q,
+            loss_grid_step=loss_grid_step,
+            truncated_mass_p=min(dropped_p, 0.5),
+            truncated_mass_q=min(dropped_q, 0.5),
+            mass_relative_error=1e-9,
+        )
+        # Keep the dataset pair whose one-round lower curve is largest on average.
+        value = float(np.sum(candidate.delta_bounds(OBSERVER_SCORE_EPS)[0]))
+        if value > score:
+            best, score = candidate, value
+    return best
+
+
+# -- command line --------------------------------------------------------------------
+
+RANDOMIZERS = ("krr", "rr", "olh", "hadamard", "unary", "gaussian", "laplace", "matrix")
+
+
+def _load_matrix(path: str) -> np.ndarray:
+    file = Path(path)
+    if not file.exists():
+        raise ValueError(f"--matrix: no such file {path!r}")
+    if file.suffix == ".npy":
+        return np.load(file, allow_pickle=False)
+    if file.suffix == ".csv":
+        return np.loadtxt(file, delimiter=",", ndmin=2)
+    raise ValueError(f"--matrix must be a .csv or .npy file (got {path!r})")
+
+
+def build_randomizer(
+    randomizer: str,
+    *,
+    k: int | None = None,
+    gamma: float | None = None,
+    eps0: float | None = None,
+    domain: int | None = None,
+    buckets: int | None = None,
+    sigma: float | None = None,
+    scale: float | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    matrix: str | None = None,
+) -> Randomizer:
+    """A randomizer from command-line style options (see ``RANDOMIZERS``)."""
+    from pld import randomizers
+
+    def need(name: str, value: object) -> object:
+        if value is None:
+            raise ValueError(f"--randomizer {randomizer} needs --{name}")
+        return value
+
+    if randomizer in ("krr", "rr"):
+        size = 2 if randomizer == "rr" else need("k", k)
+        return randomizers.krr(size, gamma=gamma, eps0=eps0)
+    if randomizer == "olh":
+        return randomizers.local_hashing(need("eps0", eps0), need("domain", domain), buckets)
+    if randomizer == "hadamard":
+        return randomizers.hadamard(need("eps0", eps0), need("domain", domain))
+    if randomizer == "unary":
+        return randomizers.unary(need("eps0", eps0), need("domain", domain))
+    if randomizer == "matrix":
+        return randomizers.matrix(_load_matrix(need("matrix", matrix)))
+    bounds = {}
+    if low is not None:
+        bounds["low"] = low
+    if high is not None:
+        bounds["high"] = high
+    if randomizer == "gaussian":
+        return randomizers.gaussian(sigma=need("sigma", sigma), **bounds)
+    if randomizer == "laplace":
+        return randomizers.laplace(scale=need("scale", scale), **bounds)
+    raise ValueError(f"randomizer must be one of {RANDOMIZERS} (got {randomizer!r})")
+
+
+def _cli_shuffle(
+    n: int,
+    randomizer: str,
+    analysis: str = "best",
+    loss_grid_step: float | None = None,
+    **options: object,
+) -> PLD:
+    built = build_randomizer(randomizer, **options)
+    return shuffle(built, n, analysis=analysis, loss_grid_step=loss_grid_step)
+
+
+CLI_SPECS = (
+    MechanismSpec(
+        name="shuffle",
+        help="n users' local randomizer reports shuffled: blanket bound, clones pair or the "
+        "best of both",
+        options=(
+            Option("--n", "n", int, "number of users (>= 1)"),
+            Option("--randomizer", "randomizer", str, "the local randomizer", choices=RANDOMIZERS),
+            Option(
+                "--analysis",
+                "analysis",
+                str,
+                "best (default), blanket or clones",
+                required=False,
+                default="best",
+                choices=ANALYSES,
+            ),
+            Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
+            Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
+            Option("--eps0", "eps0", float, "local epsilon (nats)", required=False),
+            Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
+            Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
+            Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
+            Option("--scale", "scale", float, "laplace: noise scale", required=False),
+            Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
+            Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
+            Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+        ),
+        build=_cli_shuffle,
+    ),
+)
