@@ -73,6 +73,10 @@ CLONES_PROBE = 4
 #: The grid ends where the upper one-round delta falls below this.
 PROFILE_FLOOR = 1e-25
 
+#: For continuous randomizers the grid ends where the upper delta falls below this
+#: (their brackets carry an absolute slack of about 1e-19).
+CONTINUOUS_FLOOR = 1e-18
+
 #: Tail mass per side of each binomial window of :func:`shuffle_observer`.
 OBSERVER_TAIL = 1e-14
 
@@ -211,7 +215,21 @@ def _cheap_upper(randomizer: Randomizer, n: int, eps: np.ndarray) -> np.ndarray:
     from pld.randomizers.finite import FiniteRandomizer
 
     if not isinstance(randomizer, FiniteRandomizer):
-        return profile_bounds(randomizer, n, eps)[1]
+        # Ascending, one eps at a time, up to the first value below the floor: the
+        # profile is non-increasing, and very large eps may be refused as too costly.
+        upper = np.ones(eps.size)
+        for index, value in enumerate(eps):
+            try:
+                upper[index] = profile_bounds(randomizer, n, np.array([value]))[1][0]
+            except ValueError:
+                if index == 0:
+                    raise
+                upper[index:] = upper[index - 1]  # non-increasing: a valid upper value
+                break
+            if upper[index] <= CONTINUOUS_FLOOR:
+                upper[index:] = upper[index]
+                break
+        return upper
     upper = np.zeros(eps.size)
     for classes, out in zip(randomizer.blanket_classes(), randomizer.outside(), strict=True):
         upper = np.maximum(
