@@ -30,6 +30,12 @@ DEFAULT_TAIL_MASS = 1e-15
 #: needs more is refused with a hint instead of exhausting memory.
 MAX_GRID_SIZE = 2**26
 
+#: Memory guard of automatic refinement (``rel_accuracy``, :mod:`pld.refinement`):
+#: a query stops refining, with a warning, rather than rebuild a PLD whose grid
+#: would exceed this many points (2**23 points: 64 MiB per float64 array, a few
+#: hundred MiB for the whole composition).
+MAX_REFINED_GRID_SIZE = 2**23
+
 
 def choose_loss_grid_step(loss_std: float) -> float:
     """Default grid step for a mechanism whose one-round loss has this standard deviation.
@@ -49,6 +55,7 @@ __all__ = [
     "DEFAULT_LOSS_GRID_STEP",
     "DEFAULT_TAIL_MASS",
     "MAX_GRID_SIZE",
+    "MAX_REFINED_GRID_SIZE",
     "MAX_REFINEMENT",
     "STEPS_PER_LOSS_STD",
     "choose_loss_grid_step",

@@ -62,7 +62,7 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP
-from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.mechanisms._mixture import Curve, base_curves, branches, curve_from_atoms, kink_reach
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.profile import (
@@ -240,6 +240,7 @@ def _choose_grid(
     return grid, pair
 
 
+@refinable
 def subsample(
     base: PLD,
     rate: float,
