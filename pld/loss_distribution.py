@@ -134,9 +134,7 @@ class PLD:
     @property
     def grid_size(self) -> int:
         """Number of grid points of the largest direction and bound."""
-        return max(
-            max(d.upper.masses.shape[0], d.lower.masses.shape[0]) for d in self._directions
-        )
+        return max(max(d.upper.masses.shape[0], d.lower.masses.shape[0]) for d in self._directions)
 
     def rebuilt(self, loss_grid_step: float, *, tail_mass: float | None = None) -> PLD:
         """The same mechanism or composition rebuilt on the grid of ``loss_grid_step`` (nats).
