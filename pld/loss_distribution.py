@@ -107,6 +107,7 @@ class PLD:
         recipe: Recipe | None = None,
         rounds: int = 1,
         rel_accuracy: float = DEFAULT_REL_ACCURACY,
+        tail_budget: float = 0.0,
     ) -> None:
         self._directions = tuple(directions)
         self._symmetric = symmetric
@@ -114,7 +115,16 @@ class PLD:
         self._recipe = recipe
         self._rounds = rounds
         self._rel_accuracy = rel_accuracy
+        self._tail_budget = tail_budget
         self._refined: PLD | None = None
+
+    @property
+    def tail_budget(self) -> float:
+        """Largest per-round, per-side tail or truncation budget used to build this PLD.
+
+        0 when no mechanism or composition in it has one (or it is unknown).
+        """
+        return self._tail_budget
 
     @property
     def rel_accuracy(self) -> float:
@@ -174,6 +184,7 @@ class PLD:
             "recipe": self._recipe,
             "rounds": self._rounds,
             "rel_accuracy": self._rel_accuracy,
+            "tail_budget": self._tail_budget,
         }
         fields.update(changes)
         return PLD(self._directions, **fields)
@@ -694,7 +705,15 @@ def refinable(constructor: _Constructor) -> _Constructor:
                 new_kwargs["tail_mass"] = min(current_tail, tail_mass)
             return build(*new_args, rel_accuracy=target, **new_kwargs)
 
-        return result._copy(recipe=recipe, rel_accuracy=target)
+        own_tail = kwargs.get("tail_mass", tail_default)
+        budgets = [
+            value.tail_budget for value in (*args, *kwargs.values()) if isinstance(value, PLD)
+        ]
+        if isinstance(own_tail, float):
+            budgets.append(own_tail)
+        return result._copy(
+            recipe=recipe, rel_accuracy=target, tail_budget=max(budgets, default=0.0)
+        )
 
     return build  # type: ignore[return-value]
 
@@ -813,4 +832,5 @@ def compose(
         recipe=recipe if any(p.refinable for p in operands) else None,
         rounds=rounds * sum(p.rounds for p in operands),
         rel_accuracy=target,
+        tail_budget=max(tail_mass, *(p.tail_budget for p in operands)),
     )

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pld import _validate
-from pld.engine import DEFAULT_TAIL_MASS, MAX_REFINED_GRID_SIZE
+from pld.engine import MAX_REFINED_GRID_SIZE
 
 if TYPE_CHECKING:
     from pld.loss_distribution import PLD
@@ -84,10 +84,11 @@ def tail_budget(level: float, rel_accuracy: float, rounds: int) -> float:
     """Per-round, per-side budget for tail and truncation mass when delta ~ ``level`` is asked.
 
     The budgets of all rounds add up to at most ``rel_accuracy * level / 8``, so
-    they take at most an eighth of the allowed width.
+    they take at most an eighth of the allowed width (recipes only ever lower
+    their budgets to it, never raise them).
     """
     budget = rel_accuracy * max(level, 0.0) / (8.0 * max(rounds, 1))
-    return float(min(DEFAULT_TAIL_MASS, max(MIN_TAIL_MASS, budget)))
+    return float(min(1e-3, max(MIN_TAIL_MASS, budget)))
 
 
 def _warn(message: str) -> None:
@@ -131,7 +132,6 @@ def refine(
         lower, upper = np.maximum(lower, first_lower), np.minimum(upper, first_upper)
     order = _INITIAL_ORDER
     stalled = 0
-    last_budget = DEFAULT_TAIL_MASS
     while True:
         worst = float(np.max(widths(lower, upper), initial=0.0))
         if worst <= rel_accuracy:
@@ -156,16 +156,18 @@ def refine(
         grid_part = widths(*measure(current._without_error_terms(tails=False)))
         grid_worst = float(np.max(grid_part, initial=0.0))
         budget = tail_budget(levels(lower, upper), rel_accuracy, current.rounds)
-        if grid_worst <= rel_accuracy / 4:
+        if budget < current.tail_budget:
+            # Truncation charged inside the grid looks like grid error: lower the
+            # budgets first, on the same grid, then judge the grid.
             factor_log2 = 0
-            if budget >= last_budget:
-                absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
-                _warn(
-                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
-                    f"(absolute width {absolute:.3g}) is due to tail and truncation budgets "
-                    f"already at {last_budget:.3g} per round"
-                )
-                return lower, upper
+        elif grid_worst <= rel_accuracy / 4:
+            absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
+            _warn(
+                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
+                f"(absolute width {absolute:.3g}) is due to tail and truncation budgets "
+                f"already at {current.tail_budget:.3g} per round"
+            )
+            return lower, upper
         elif stalled:
             factor_log2 = 1
         else:
@@ -174,7 +176,7 @@ def refine(
         size = current.grid_size
         while factor_log2 > 0 and size * 2**factor_log2 > MAX_REFINED_GRID_SIZE:
             factor_log2 -= 1
-        if factor_log2 == 0 and grid_worst > rel_accuracy / 4:
+        if factor_log2 == 0 and budget >= current.tail_budget:
             _warn(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
                 f"loss_grid_step={current.loss_grid_step:.3g}; the next refinement would need "
@@ -183,7 +185,6 @@ def refine(
             )
             return lower, upper
         factor = 2**factor_log2
-        last_budget = budget
         try:
             candidate = current.rebuilt(current.loss_grid_step / factor, tail_mass=budget)
         except (ValueError, MemoryError) as error:
@@ -200,7 +201,8 @@ def refine(
         new_worst = float(np.max(widths(lower, upper), initial=0.0))
         if new_worst <= rel_accuracy:
             return lower, upper
-        stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
+        if factor > 1:
+            stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
         if stalled >= _PATIENCE:
             absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
             _warn(
