@@ -189,8 +189,8 @@ class PLD:
         fields.update(changes)
         return PLD(self._directions, **fields)
 
-    def _without_error_terms(self, *, tails: bool) -> PLD:
-        """This PLD without the floating-point round-off terms (and, if ``tails``, the tails).
+    def _without_error_terms(self, *, keep_tails: bool) -> PLD:
+        """This PLD without round-off terms (and without tails unless ``keep_tails``).
 
         Not a bound: its bracket shows how much of a width is due to the grid
         and the tails (which refinement can reduce) rather than to round-off.
@@ -201,7 +201,7 @@ class PLD:
         for d in self._directions:
             lower = dataclasses.replace(d.lower, error_max=0.0, error_l1=0.0)
             upper = dataclasses.replace(d.upper, error_max=0.0, error_l1=0.0)
-            if tails:
+            if not keep_tails:
                 lower = dataclasses.replace(lower, junk_mass=0.0)
                 upper = dataclasses.replace(upper, infinity_mass=d.lower.infinity_mass)
             directions.append(_Direction(upper, lower))

@@ -136,7 +136,7 @@ def refine(
         worst = float(np.max(widths(lower, upper), initial=0.0))
         if worst <= rel_accuracy:
             return lower, upper
-        with_tails = widths(*measure(current._without_error_terms(tails=True)))
+        with_tails = widths(*measure(current._without_error_terms(keep_tails=True)))
         if float(np.max(with_tails, initial=0.0)) <= rel_accuracy / 2:
             absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
             _warn(
@@ -153,7 +153,7 @@ def refine(
                 "records its recipe); build it with a smaller loss_grid_step"
             )
             return lower, upper
-        grid_part = widths(*measure(current._without_error_terms(tails=False)))
+        grid_part = widths(*measure(current._without_error_terms(keep_tails=False)))
         grid_worst = float(np.max(grid_part, initial=0.0))
         budget = tail_budget(levels(lower, upper), rel_accuracy, current.rounds)
         if budget < current.tail_budget:
