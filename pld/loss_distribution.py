@@ -190,17 +190,20 @@ class PLD:
         return PLD(self._directions, **fields)
 
     def _without_error_terms(self, *, keep_tails: bool) -> PLD:
-        """This PLD without round-off terms (and without tails unless ``keep_tails``).
+        """This PLD without floating-point error terms (and without tails unless ``keep_tails``).
 
         Not a bound: its bracket shows how much of a width is due to the grid
-        and the tails (which refinement can reduce) rather than to round-off.
+        and the tails (which refinement can reduce) rather than to the bounds on
+        floating-point error (round-off of the composition, and the evaluation
+        error of the mechanism's losses and masses).
         Without tails, the junk mass of the lower side is dropped and the upper
         side's mass at +inf is replaced by the lower side's.
         """
         directions = []
         for d in self._directions:
-            lower = dataclasses.replace(d.lower, error_max=0.0, error_l1=0.0)
-            upper = dataclasses.replace(d.upper, error_max=0.0, error_l1=0.0)
+            exact = {"error_max": 0.0, "error_l1": 0.0, "loss_error": 0.0, "mass_error": 0.0}
+            lower = dataclasses.replace(d.lower, **exact)
+            upper = dataclasses.replace(d.upper, **exact)
             if not keep_tails:
                 lower = dataclasses.replace(lower, junk_mass=0.0)
                 upper = dataclasses.replace(upper, infinity_mass=d.lower.infinity_mass)

@@ -54,6 +54,8 @@ MIN_TAIL_MASS = 1e-30
 #: are not monotone in the step, hence more than one try.
 _NO_PROGRESS = 0.8
 _PATIENCE = 2
+#: One refinement by at least this factor that makes no progress is conclusive.
+_CONCLUSIVE_FACTOR = 8
 
 #: Largest refinement factor taken in one rebuild.
 _MAX_FACTOR_LOG2 = 6
@@ -141,9 +143,9 @@ def refine(
             absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
             _warn(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
-                f"(absolute width {absolute:.3g}) is due to the bound on floating-point "
-                "round-off of the composition, not to the grid or the tails: refining cannot "
-                "narrow it"
+                f"(absolute width {absolute:.3g}) is due to the bounds on floating-point "
+                "error (round-off of the composition, evaluation of the mechanism's losses "
+                "and masses), not to the grid or the tails: refining cannot narrow it"
             )
             return lower, upper
         if not current.refinable:
@@ -203,7 +205,7 @@ def refine(
             return lower, upper
         if factor > 1:
             stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
-        if stalled >= _PATIENCE:
+        if stalled >= _PATIENCE or (stalled and factor >= _CONCLUSIVE_FACTOR):
             absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
             _warn(
                 f"{what}: relative width {new_worst:.3g} > rel_accuracy={rel_accuracy:g}; "
