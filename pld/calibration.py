@@ -330,7 +330,13 @@ def calibrate(
         def meets(index: int) -> bool:
             value = lattice.value(index)
             loss = build(value)
-            delta_lower, delta_upper = loss.delta_bounds(target_eps, rel_accuracy=rel_accuracy)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", AccuracyWarning)
+                delta_lower, delta_upper = loss.delta_bounds(target_eps, rel_accuracy=rel_accuracy)
+            if delta_lower <= target_delta < delta_upper:
+                # Only a bracket that straddles the target leaves the decision open.
+                for item in caught:
+                    warnings.warn(item.message, item.category, stacklevel=2)
             outcomes[index] = delta_upper
             lowers[index] = delta_lower
             ok = delta_upper <= target_delta

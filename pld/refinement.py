@@ -93,6 +93,14 @@ def tail_budget(level: float, rel_accuracy: float, rounds: int) -> float:
     return float(min(1e-3, max(MIN_TAIL_MASS, budget)))
 
 
+def _absolute_width(
+    widths: Callable[[np.ndarray, np.ndarray], np.ndarray], lower: np.ndarray, upper: np.ndarray
+) -> float:
+    """``upper - lower`` at the relatively widest point."""
+    worst = int(np.argmax(widths(lower, upper)))
+    return float(np.atleast_1d(upper)[worst] - np.atleast_1d(lower)[worst])
+
+
 def _warn(message: str) -> None:
     warnings.warn(message, AccuracyWarning, stacklevel=4)
 
@@ -140,7 +148,7 @@ def refine(
             return lower, upper
         with_tails = widths(*measure(current._without_error_terms(keep_tails=True)))
         if float(np.max(with_tails, initial=0.0)) <= rel_accuracy / 2:
-            absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
+            absolute = _absolute_width(widths, lower, upper)
             _warn(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
                 f"(absolute width {absolute:.3g}) is due to the bounds on floating-point "
@@ -163,7 +171,7 @@ def refine(
             # budgets first, on the same grid, then judge the grid.
             factor_log2 = 0
         elif grid_worst <= rel_accuracy / 4:
-            absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
+            absolute = _absolute_width(widths, lower, upper)
             _warn(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
                 f"(absolute width {absolute:.3g}) is due to tail and truncation budgets "
@@ -206,7 +214,7 @@ def refine(
         if factor > 1:
             stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
         if stalled >= _PATIENCE or (stalled and factor >= _CONCLUSIVE_FACTOR):
-            absolute = float(np.max(np.where(widths(lower, upper) > 0, upper - lower, 0.0)))
+            absolute = _absolute_width(widths, lower, upper)
             _warn(
                 f"{what}: relative width {new_worst:.3g} > rel_accuracy={rel_accuracy:g}; "
                 f"refining the grid to {candidate.loss_grid_step:.3g} no longer narrows the "
