@@ -2,25 +2,28 @@
 
 Every query of a :class:`pld.PLD` takes ``rel_accuracy``: the largest relative
 width ``(upper - lower) / upper`` of the bracket it may return. When a bracket is
-wider, the PLD is rebuilt from its recipe (how its mechanism, and each
-composition on top of it, was made) with every loss grid step divided by a power
-of two and with tail and truncation budgets scaled to the smallest delta asked,
-and the query is repeated. Refinement stops when the target is met, when the
-next grid would exceed :data:`pld.engine.MAX_REFINED_GRID_SIZE` points, when the
-recipe is refused (e.g. a mechanism's own grid limit), or when a refinement no
-longer narrows the bracket (an absolute floor, e.g. FFT round-off, dominates);
-in the last three cases the best bracket found is returned with an
-:class:`AccuracyWarning` that names the limit.
+wider, :func:`refine` first asks what causes the width, by evaluating the same
+query on copies of the PLD without its floating-point error terms and without
+its tails (docs/error-bounds.md §6):
+
+* the floating-point error bounds (round-off of the composition, evaluation of
+  the mechanism's losses and masses): nothing to refine, warn;
+* tail and truncation budgets larger than the delta asked allows: rebuild the
+  PLD with smaller budgets on the same grid;
+* the grid: rebuild with every loss grid step divided by a power of two,
+  predicted from the width and the convergence order observed so far.
+
+Rebuilding uses the PLD's recipe (how its mechanism, and each composition on
+top of it, was made; :func:`pld.loss_distribution.refinable`). Refinement stops
+when the target is met, when the next grid would exceed
+:data:`pld.engine.MAX_REFINED_GRID_SIZE` points, when the recipe is refused, or
+when refinements stop narrowing the bracket; in every case but the first the
+best bracket found is returned with an :class:`AccuracyWarning` naming the limit.
 
 Every bracket computed along the way is a valid bracket of the same quantity,
 so the answer is their intersection: refinement never moves an upper bound up
 nor a lower bound down. The most refined PLD is cached on the queried object,
 so later queries start from it.
-
-The connect-the-dots upper bound converges with the square of the step
-(docs/error-bounds.md §2) and the dominated lower bound with its first to
-second power; the next step is predicted from the width and the order observed
-so far (starting at 1.5).
 """
 
 from __future__ import annotations
