@@ -3,10 +3,11 @@
 Each workload of the accuracy acceptance tests (tests/test_accuracy.py) is run end
 to end (build, compose, query eps(delta = 1e-6)) by ``pld`` at its defaults
 (``rel_accuracy=1e-2``) and at ``rel_accuracy=1e-3``, and, where the mechanism can
-be handed to them, by dp_accounting (pessimistic and optimistic PLDs, grid
-``1e-4``, its default and finest practical step) and prv_accountant (``eps_error``
-1e-3, its finest practical setting: 1.7 s for 1000 steps of a subsampled
-Gaussian). Widths are relative, ``(upper - lower) / upper``.
+be handed to them, by dp_accounting (pessimistic and optimistic PLDs) and
+prv_accountant at their finest practical settings: dp_accounting's grid ``1e-4``
+(its default) up to 100 rounds and ``1e-3`` at 1000 rounds, where ``1e-4`` needed
+about 10 GB for gaussian(2); prv_accountant's ``eps_error`` 1e-3 up to 100 rounds
+and 1e-2 at 1000. Widths are relative, ``(upper - lower) / upper``.
 
 Run standalone with ``python benchmarks/accuracy.py [--repeats R]``; ``run_all.py``
 includes it as its accuracy section.
@@ -27,8 +28,14 @@ import numpy as np
 import pld
 
 DELTA = 1e-6
-DP_ACCOUNTING_GRID = 1e-4
-PRV_EPS_ERROR = 1e-3
+
+
+def _dp_accounting_grid(rounds: int) -> float:
+    return 1e-4 if rounds <= 100 else 1e-3
+
+
+def _prv_eps_error(rounds: int) -> float:
+    return 1e-3 if rounds <= 100 else 1e-2
 
 
 @dataclass
@@ -138,14 +145,14 @@ def _dp_accounting_row(name: str, rounds: int, peer, repeats: int) -> Row:
             return dpl.from_gaussian_mechanism(
                 argument,
                 pessimistic_estimate=pessimistic,
-                value_discretization_interval=DP_ACCOUNTING_GRID,
+                value_discretization_interval=_dp_accounting_grid(rounds),
             )
         log_p, log_q = pmfs
         return dpl.from_two_probability_mass_functions(
             log_probability_mass_function_lower=dict(enumerate(log_q)),
             log_probability_mass_function_upper=dict(enumerate(log_p)),
             pessimistic_estimate=pessimistic,
-            value_discretization_interval=DP_ACCOUNTING_GRID,
+            value_discretization_interval=_dp_accounting_grid(rounds),
         )
 
     def run(pessimistic: bool) -> float:
@@ -154,7 +161,8 @@ def _dp_accounting_row(name: str, rounds: int, peer, repeats: int) -> Row:
         return composed.get_epsilon_for_delta(DELTA)
 
     seconds, upper = _median(lambda: run(True), repeats)
-    return Row(name, "dp_accounting", seconds, run(False), upper, f"grid {DP_ACCOUNTING_GRID:g}")
+    grid = _dp_accounting_grid(rounds)
+    return Row(name, "dp_accounting", seconds, run(False), upper, f"grid {grid:g}")
 
 
 def _prv_row(name: str, rounds: int, peer, repeats: int) -> Row:
@@ -195,7 +203,7 @@ def _prv_row(name: str, rounds: int, peer, repeats: int) -> Row:
             warnings.simplefilter("ignore")
             accountant = PRVAccountant(
                 prvs=[prv],
-                eps_error=PRV_EPS_ERROR,
+                eps_error=_prv_eps_error(rounds),
                 delta_error=1e-10,
                 max_self_compositions=[rounds],
             )
@@ -203,7 +211,8 @@ def _prv_row(name: str, rounds: int, peer, repeats: int) -> Row:
         return lower, upper
 
     seconds, (lower, upper) = _median(run, repeats)
-    return Row(name, "prv_accountant", seconds, lower, upper, f"eps_error {PRV_EPS_ERROR:g}")
+    note = f"eps_error {_prv_eps_error(rounds):g}"
+    return Row(name, "prv_accountant", seconds, lower, upper, note)
 
 
 def accuracy_rows(
