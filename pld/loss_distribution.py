@@ -187,7 +187,9 @@ class PLD:
             "tail_budget": self._tail_budget,
         }
         fields.update(changes)
-        return PLD(self._directions, **fields)
+        copy = PLD(self._directions, **fields)
+        copy._tail_moments = self._tail_moments
+        return copy
 
     def _without_error_terms(self, *, keep_tails: bool) -> PLD:
         """This PLD without floating-point error terms (and without tails unless ``keep_tails``).
@@ -452,7 +454,7 @@ class PLD:
         for tail in tails:
             if tail is not None and not isinstance(tail, TailMoments):
                 raise ValueError(f"tails must be TailMoments or None (got {type(tail).__name__})")
-        copy = PLD(self._directions, symmetric=self._symmetric)
+        copy = self._copy()
         copy._tail_moments = tuple(tails)
         return copy
 
