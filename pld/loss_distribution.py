@@ -142,6 +142,18 @@ class PLD:
         return self._rounds
 
     @property
+    def error_floor(self) -> float:
+        """Absolute width (a probability) that round-off and aliasing add to a delta bracket.
+
+        The sum of what the upper side adds and the lower side subtracts for the
+        FFT's round-off and aliased mass (:attr:`LossPmf.error_floor
+        <pld.engine.loss_pmf.LossPmf.error_floor>`), the largest over the directions.
+        delta brackets near or below it are dominated by it, whatever the grid:
+        queries whose ``rel_accuracy`` it prevents say so with an ``AccuracyWarning``.
+        """
+        return max(d.upper.error_floor + d.lower.error_floor for d in self._directions)
+
+    @property
     def grid_size(self) -> int:
         """Number of grid points of the largest direction and bound."""
         return max(max(d.upper.masses.shape[0], d.lower.masses.shape[0]) for d in self._directions)

@@ -156,7 +156,8 @@ def refine(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
                 f"(absolute width {absolute:.3g}) is due to the bounds on floating-point "
                 "error (round-off of the composition, evaluation of the mechanism's losses "
-                "and masses), not to the grid or the tails: refining cannot narrow it"
+                "and masses), not to the grid or the tails: refining cannot narrow it "
+                f"(PLD.error_floor = {current.error_floor:.3g})"
             )
             return lower, upper
         if not current.refinable:
