@@ -34,6 +34,11 @@ smoke run with fewer repeats and smaller workloads). It writes
 3. **Scaling**: build time against n (clones), composition time against T and
    against the grid size, with the exponent of a least-squares fit on log-log axes.
 
+4. **Accuracy** (``benchmarks/accuracy.py``): each workload of the accuracy
+   acceptance tests at the default ``rel_accuracy`` (1e-2) and at 1e-3, time and
+   bracket width of eps(1e-6) side by side with dp_accounting and prv_accountant
+   at their finest practical settings.
+
 Peers are optional (``pip install ".[bench]"`` plus ``pip install pld-accountant``
 for Koskela's): a missing peer is skipped with a note.
 """
@@ -162,7 +167,7 @@ def gaussian_ours(rounds: int, repeats: int, target_width: float) -> list[Result
     default = pld.subsampled_gaussian(SIGMA, RATE).loss_grid_step
     return ours(
         lambda step: pld.subsampled_gaussian(SIGMA, RATE, loss_grid_step=step),
-        lambda loss: loss.delta_bounds(GAUSSIAN_EPS),
+        lambda loss: loss.delta_bounds(GAUSSIAN_EPS, rel_accuracy=1.0),
         rounds,
         repeats,
         target_width,
@@ -179,7 +184,9 @@ def ours(
     default_step: float,
 ) -> list[Result]:
     """pld at its default grid, and at the coarsest step default * 2^j (-4 <= j <= 4) whose
-    bracket is no wider than ``target_width`` (the narrowest peer bracket)."""
+    bracket is no wider than ``target_width`` (the narrowest peer bracket); the queries
+    pass ``rel_accuracy=1`` so that each grid is measured as it is (section 4 measures
+    the refinement)."""
 
     def run(step: float) -> tuple[float, float]:
         loss = build(step)
@@ -334,7 +341,7 @@ def clones_workload(n: int, rounds: int, repeats: int) -> list[Result]:
 
     mine = ours(
         build,
-        lambda loss: loss.epsilon_bounds(CLONES_DELTA),
+        lambda loss: loss.epsilon_bounds(CLONES_DELTA, rel_accuracy=1.0),
         rounds,
         repeats,
         target,
@@ -586,6 +593,9 @@ def main() -> None:
     rdp_rows = pld_vs_rdp((1, 10, 100) if args.quick else (1, 10, 100, 1000), args.quick)
     progress("scaling")
     series = scaling(repeats, args.quick)
+    from accuracy import accuracy_rows, accuracy_table
+
+    accuracy = accuracy_rows(repeats, progress)
 
     peers = {
         "dp-accounting": version("dp-accounting"),
@@ -652,6 +662,7 @@ def main() -> None:
         exponent = fitted_exponent([p[0] for p in points], [p[1] for p in points])
         lines.append(f"* {name}: fitted exponent {exponent:.2f} (time ∝ x^{exponent:.2f})")
     lines.append("")
+    lines += ["## 4. Accuracy", "", *accuracy_table(accuracy)]
     lines += plot(gaussian_blocks, clones_blocks, rdp_rows, series, args.output)
     lines.append(f"Total run time: {time.perf_counter() - started:.0f} s.")
     (args.output / "results.md").write_text("\n".join(lines) + "\n")

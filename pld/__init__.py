@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "PLD": "pld.loss_distribution",
+    "AccuracyWarning": "pld.refinement",
     "LossAtoms": "pld.loss_distribution",
     "from_pmfs": "pld.loss_distribution",
     "compose": "pld.loss_distribution",

@@ -31,6 +31,14 @@ upper bound is monotone in the parameter, as the true delta is for the
 mechanisms of this library (e.g. one more user's report, or more noise on each
 report, is a post-processing of the shuffled output); under it, ``value`` is
 the most generous lattice value that meets the target with the upper bound.
+
+Certification: every evaluation asks its bracket for ``rel_accuracy``
+(:mod:`pld.refinement`), and at the end the ``rejected`` neighbour's bracket
+is refined until its *lower* bound exceeds ``target_delta``: the rejected value
+then truly misses the target, so (under monotonicity) the true most generous
+value lies within one lattice step (``tolerance``) of ``value``
+(``certified=True``). If the refinement reaches its limit first, ``certified``
+is False and an ``AccuracyWarning`` says so.
 The tests check the result against independent truths for every family.
 """
 
@@ -39,12 +47,14 @@ from __future__ import annotations
 import inspect
 import logging
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pld import _validate
 from pld.loss_distribution import PLD
+from pld.refinement import DEFAULT_REL_ACCURACY, AccuracyWarning, check_rel_accuracy
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +112,11 @@ class Calibration:
         Number of PLDs built and queried.
     loss : PLD
         The PLD after ``rounds`` rounds at ``value``.
+    certified : bool
+        True when the ``rejected`` neighbour's lower bound on delta exceeds
+        ``target_delta`` (it truly misses the target), or there is no neighbour.
+    rejected_delta_lower : float or None
+        That lower bound (``None`` without a neighbour).
     """
 
     param: str
@@ -115,6 +130,8 @@ class Calibration:
     tolerance: float
     evaluations: int
     loss: PLD
+    certified: bool = True
+    rejected_delta_lower: float | None = None
 
 
 class _Lattice:
@@ -204,6 +221,7 @@ def calibrate(
     bounds: tuple[float, float] | None = None,
     start: float | None = None,
     progress: bool | None = None,
+    rel_accuracy: float = DEFAULT_REL_ACCURACY,
     **fixed: Any,
 ) -> Calibration:
     """The most generous value of ``param`` whose upper bound meets (target_eps, target_delta).
@@ -239,6 +257,10 @@ def calibrate(
     progress : bool, optional
         Progress bar: ``None`` shows one on a terminal or in a notebook
         (:mod:`pld.progress`), ``False`` never, ``True`` whenever tqdm is installed.
+    rel_accuracy : float
+        Relative bracket width asked of every evaluation, in (0, 1]
+        (:mod:`pld.refinement`); the ``rejected`` neighbour is then refined further
+        until it is certified to miss the target (``Calibration.certified``).
     **fixed
         The mechanism's other arguments (e.g. ``n=10_000``, ``k=4``, ``loss_grid_step``).
 
@@ -277,6 +299,7 @@ def calibrate(
     low, high = _check_range(spec, bounds)
     lattice = _Lattice(spec, low, high, tolerance)
     start = spec.start if start is None else _validate.positive("start", start)
+    rel_accuracy = check_rel_accuracy(rel_accuracy)
 
     def one_round(**arguments: Any) -> PLD:
         loss = mechanism(**fixed, **arguments)
@@ -299,6 +322,7 @@ def calibrate(
             ) from error
 
     outcomes: dict[int, float] = {}
+    lowers: dict[int, float] = {}
     best: dict[str, Any] = {}
 
     with progress_bar(desc=f"calibrating {param}", unit="eval", enabled=progress) as bar:
@@ -306,8 +330,15 @@ def calibrate(
         def meets(index: int) -> bool:
             value = lattice.value(index)
             loss = build(value)
-            delta_upper = float(loss.delta(target_eps))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", AccuracyWarning)
+                delta_lower, delta_upper = loss.delta_bounds(target_eps, rel_accuracy=rel_accuracy)
+            if delta_lower <= target_delta < delta_upper:
+                # Only a bracket that straddles the target leaves the decision open.
+                for item in caught:
+                    warnings.warn(item.message, item.category, stacklevel=2)
             outcomes[index] = delta_upper
+            lowers[index] = delta_lower
             ok = delta_upper <= target_delta
             if ok and index >= best.get("index", -1):
                 best.update(index=index, loss=loss)
@@ -346,6 +377,11 @@ def calibrate(
 
     loss = best["loss"]
     value = lattice.value(passing)
+    rejected_lower = None
+    if failing is not None:
+        rejected_lower = _certify(
+            build(lattice.value(failing)), target_eps, target_delta, lowers[failing], rel_accuracy
+        )
     return Calibration(
         param=param,
         value=value,
@@ -358,7 +394,42 @@ def calibrate(
         tolerance=1.0 if spec.integer else tolerance,
         evaluations=len(outcomes),
         loss=loss,
+        certified=rejected_lower is None or rejected_lower > target_delta,
+        rejected_delta_lower=rejected_lower,
     )
+
+
+#: Smallest rel_accuracy the certification of the rejected neighbour asks for.
+_CERTIFY_FLOOR = 1e-6
+
+
+def _certify(
+    loss: PLD, target_eps: float, target_delta: float, lower: float, rel_accuracy: float
+) -> float:
+    """Lower bound on delta(target_eps) of the rejected value, refined until it exceeds the target.
+
+    Each round asks for a bracket narrow enough to separate its upper bound from
+    the target (``(upper - target) / upper``), at most ten times narrower than
+    the last; it stops at ``_CERTIFY_FLOOR`` or when the refinement hits a limit.
+    """
+    accuracy = rel_accuracy
+    while lower <= target_delta:
+        upper = float(loss.delta(target_eps, rel_accuracy=accuracy))
+        gap = (upper - target_delta) / upper
+        accuracy = max(_CERTIFY_FLOOR, min(accuracy / 10, gap / 2))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", AccuracyWarning)
+            lower = loss.delta_bounds(target_eps, rel_accuracy=accuracy)[0]
+        if lower <= target_delta and (caught or accuracy <= _CERTIFY_FLOOR):
+            warnings.warn(
+                f"calibrate: the rejected neighbour's bracket of delta({target_eps:g}) still "
+                f"contains target_delta={target_delta:g} at rel_accuracy={accuracy:g}; the "
+                "result is not certified to be within tolerance of the most generous value",
+                AccuracyWarning,
+                stacklevel=3,
+            )
+            break
+    return lower
 
 
 def _refuse(

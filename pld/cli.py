@@ -19,11 +19,13 @@ import json
 import math
 import sys
 import textwrap
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from pld import _validate
 from pld.mechanisms._spec import MechanismSpec
+from pld.refinement import AccuracyWarning
 
 MECHANISM_MODULES = (
     "pld.mechanisms.randomized_response",
@@ -107,7 +109,18 @@ def _add_common_options(parser: argparse.ArgumentParser, names: Sequence[str]) -
         default=None,
         help="privacy-loss grid spacing in nats (default: the library's)",
     )
+    _add_rel_accuracy(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _add_rel_accuracy(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rel-accuracy",
+        type=float,
+        default=None,
+        help="largest relative width (upper - lower) / upper of each answer, in (0, 1]; "
+        "the grid is refined until it is met (default 0.01; 1: no refinement)",
+    )
 
 
 def _add_command(
@@ -206,6 +219,7 @@ def _build_parser(specs: dict[str, MechanismSpec]) -> argparse.ArgumentParser:
         default=None,
         help="privacy-loss grid spacing in nats (default: the library's)",
     )
+    _add_rel_accuracy(curve)
     curve.add_argument(
         "--rounds", type=int, nargs="+", default=[1], help="one or more round counts T"
     )
@@ -302,17 +316,18 @@ def _composed(args: argparse.Namespace) -> Any:
 
 
 def _run_delta(args: argparse.Namespace) -> dict[str, Any]:
-    lower, upper = _composed(args).delta_bounds(args.eps)
+    lower, upper = _composed(args).delta_bounds(args.eps, rel_accuracy=args.rel_accuracy)
     return {"eps": list(args.eps), "delta_lower": lower.tolist(), "delta_upper": upper.tolist()}
 
 
 def _run_epsilon(args: argparse.Namespace) -> dict[str, Any]:
-    lower, upper = _composed(args).epsilon_bounds(args.delta)
+    lower, upper = _composed(args).epsilon_bounds(args.delta, rel_accuracy=args.rel_accuracy)
     return {"delta": args.delta, "eps_lower": lower, "eps_upper": upper}
 
 
 def _run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
     from pld.calibration import DEFAULT_TOLERANCE, PARAMETERS, calibrate
+    from pld.refinement import DEFAULT_REL_ACCURACY
 
     spec = args.specs[args.mechanism]
     free = args.param
@@ -338,6 +353,7 @@ def _run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
         rounds=args.rounds,
         tolerance=DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance,
         bounds=None if args.bounds is None else tuple(args.bounds),
+        rel_accuracy=DEFAULT_REL_ACCURACY if args.rel_accuracy is None else args.rel_accuracy,
         **fixed,
     )
     return {
@@ -450,7 +466,7 @@ def _run_curve(args: argparse.Namespace) -> dict[str, Any]:
     eps = _eps_grid(args, [item["loss"] for item in series])
     curves = {}
     for item in series:
-        table = item["loss"].curve(eps)
+        table = item["loss"].curve(eps, rel_accuracy=args.rel_accuracy)
         curves[item["label"]] = table
         item["delta_lower"] = table[:, 1].tolist()
         item["delta_upper"] = table[:, 2].tolist()
@@ -591,7 +607,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extra and args.command not in MECHANISM_COMMANDS:
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
         args.mechanism_args, args.specs = extra, specs
-        result = args.handler(args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", AccuracyWarning)
+            result = args.handler(args)
+        for item in caught:
+            if issubclass(item.category, AccuracyWarning) and not quiet:
+                print(f"pld: warning: {' '.join(str(item.message).split())}", file=sys.stderr)
+            elif not issubclass(item.category, AccuracyWarning):
+                warnings.warn_explicit(
+                    item.message, item.category, item.filename, item.lineno, source=item.source
+                )
     except (UsageError, ValueError) as error:
         message = " ".join(str(error).split())
         print(f"pld: error: {message}", file=sys.stderr)

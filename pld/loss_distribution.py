@@ -12,17 +12,32 @@ read the result.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from pld import _validate
 from pld.engine import DEFAULT_TAIL_MASS, choose_loss_grid_step
 from pld.engine.loss_pmf import LossPmf
+from pld.refinement import (
+    DEFAULT_REL_ACCURACY,
+    DELTA_ACCURACY_FLOOR,
+    check_rel_accuracy,
+    refine,
+    relative_width,
+)
+
+#: How a PLD rebuilds itself: ``recipe(loss_grid_step, tail_mass)`` returns the same
+#: mechanism (or composition) on the grid of that step, with tail and truncation
+#: budgets of at most ``tail_mass`` per round and side (``None``: its own).
+Recipe = Callable[[float, "float | None"], "PLD"]
 
 #: Tolerance on a pmf's total mass in :func:`from_pmfs`.
 PMF_SUM_TOLERANCE = 1e-6
@@ -74,15 +89,152 @@ class PLD:
     """A discrete privacy-loss distribution with rigorous (lower, upper) bounds.
 
     Build one with :func:`from_pmfs` or a mechanism (``pld.randomized_response``,
-    ``pld.gaussian``, ``pld.clones``, ...). Instances are immutable.
+    ``pld.gaussian``, ``pld.clones``, ...). Instances are immutable (a query may
+    cache a refined copy, see :mod:`pld.refinement`).
+
+    PLDs made by mechanisms and by :func:`compose` carry a recipe to rebuild
+    themselves on a finer grid: every query then honours ``rel_accuracy``
+    (default :attr:`rel_accuracy`, 1e-2), the largest relative width
+    ``(upper - lower) / upper`` of its bracket.
     """
 
     def __init__(
-        self, directions: Sequence[_Direction], *, symmetric: bool, composed: bool = False
+        self,
+        directions: Sequence[_Direction],
+        *,
+        symmetric: bool,
+        composed: bool = False,
+        recipe: Recipe | None = None,
+        rounds: int = 1,
+        rel_accuracy: float = DEFAULT_REL_ACCURACY,
+        tail_budget: float = 0.0,
     ) -> None:
         self._directions = tuple(directions)
         self._symmetric = symmetric
         self._composed = composed
+        self._recipe = recipe
+        self._rounds = rounds
+        self._rel_accuracy = rel_accuracy
+        self._tail_budget = tail_budget
+        self._refined: PLD | None = None
+
+    @property
+    def tail_budget(self) -> float:
+        """Largest per-round, per-side tail or truncation budget used to build this PLD.
+
+        0 when no mechanism or composition in it has one (or it is unknown).
+        """
+        return self._tail_budget
+
+    @property
+    def rel_accuracy(self) -> float:
+        """Default relative bracket width of this PLD's queries, in (0, 1]."""
+        return self._rel_accuracy
+
+    @property
+    def refinable(self) -> bool:
+        """True when the PLD knows how to rebuild itself on a finer grid (:meth:`rebuilt`)."""
+        return self._recipe is not None
+
+    @property
+    def rounds(self) -> int:
+        """Number of mechanism rounds composed into this PLD (1 for one round)."""
+        return self._rounds
+
+    @property
+    def error_floor(self) -> float:
+        """Absolute width (a probability) that round-off and aliasing add to a delta bracket.
+
+        The sum of what the upper side adds and the lower side subtracts for the
+        FFT's round-off and aliased mass (:attr:`LossPmf.error_floor
+        <pld.engine.loss_pmf.LossPmf.error_floor>`), the largest over the directions.
+        delta brackets near or below it are dominated by it, whatever the grid:
+        queries whose ``rel_accuracy`` it prevents say so with an ``AccuracyWarning``.
+        """
+        return max(d.upper.error_floor + d.lower.error_floor for d in self._directions)
+
+    @property
+    def grid_size(self) -> int:
+        """Number of grid points of the largest direction and bound."""
+        return max(max(d.upper.masses.shape[0], d.lower.masses.shape[0]) for d in self._directions)
+
+    def rebuilt(self, loss_grid_step: float, *, tail_mass: float | None = None) -> PLD:
+        """The same mechanism or composition rebuilt on the grid of ``loss_grid_step`` (nats).
+
+        Parameters
+        ----------
+        loss_grid_step : float
+            New grid step in (0, 1]; a power-of-two division of the current one
+            keeps every component's grid nested.
+        tail_mass : float, optional
+            Cap on the tail and truncation budgets (per round and side) of the
+            mechanisms and compositions that have one.
+
+        Raises
+        ------
+        ValueError
+            If the PLD has no recipe (:attr:`refinable` is False).
+        """
+        step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+        if tail_mass is not None:
+            tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+        if self._recipe is None:
+            raise ValueError(
+                "this PLD cannot be rebuilt: it was not made by a mechanism or composition "
+                "that records its recipe (pld.loss_distribution.refinable)"
+            )
+        return self._recipe(step, tail_mass)
+
+    def with_rel_accuracy(self, rel_accuracy: float) -> PLD:
+        """The same PLD whose queries default to ``rel_accuracy`` (in (0, 1])."""
+        return self._copy(rel_accuracy=check_rel_accuracy(rel_accuracy))
+
+    def _copy(self, **changes: Any) -> PLD:
+        fields = {
+            "symmetric": self._symmetric,
+            "composed": self._composed,
+            "recipe": self._recipe,
+            "rounds": self._rounds,
+            "rel_accuracy": self._rel_accuracy,
+            "tail_budget": self._tail_budget,
+        }
+        fields.update(changes)
+        copy = PLD(self._directions, **fields)
+        copy._tail_moments = self._tail_moments
+        return copy
+
+    def _without_error_terms(self, *, keep_tails: bool) -> PLD:
+        """This PLD without floating-point error terms (and without tails unless ``keep_tails``).
+
+        Not a bound: its bracket shows how much of a width is due to the grid
+        and the tails (which refinement can reduce) rather than to the bounds on
+        floating-point error (round-off of the composition, and the evaluation
+        error of the mechanism's losses and masses).
+        Without tails, the junk mass of the lower side is dropped and the upper
+        side's mass at +inf is replaced by the lower side's.
+        """
+        directions = []
+        for d in self._directions:
+            exact = {"error_max": 0.0, "error_l1": 0.0, "loss_error": 0.0, "mass_error": 0.0}
+            lower = dataclasses.replace(d.lower, **exact)
+            upper = dataclasses.replace(d.upper, **exact)
+            if not keep_tails:
+                lower = dataclasses.replace(lower, junk_mass=0.0)
+                upper = dataclasses.replace(upper, infinity_mass=d.lower.infinity_mass)
+            directions.append(_Direction(upper, lower))
+        return PLD(directions, symmetric=self._symmetric)
+
+    def _finest(self) -> PLD:
+        """The most refined rebuild a query has made of this PLD (itself if none)."""
+        return self._refined if self._refined is not None else self
+
+    def _remember(self, refined: PLD) -> None:
+        self._refined = refined
+
+    def _target(self, rel_accuracy: float | None) -> float:
+        if rel_accuracy is None:
+            return self._rel_accuracy
+        return check_rel_accuracy(rel_accuracy)
 
     @property
     def composed(self) -> bool:
@@ -112,7 +264,13 @@ class PLD:
 
     # -- composition -------------------------------------------------------
 
-    def self_compose(self, rounds: int, *, tail_mass: float = DEFAULT_TAIL_MASS) -> PLD:
+    def self_compose(
+        self,
+        rounds: int,
+        *,
+        tail_mass: float = DEFAULT_TAIL_MASS,
+        rel_accuracy: float | None = None,
+    ) -> PLD:
         """The PLD of ``rounds`` adaptive compositions of this mechanism (seed 004, Cor 10).
 
         Parameters
@@ -121,54 +279,110 @@ class PLD:
             Number of rounds T >= 1.
         tail_mass : float
             Bound on the mass outside the composition window, per side, in (0, 1e-3].
+        rel_accuracy : float, optional
+            Default accuracy target of the result's queries (default: this PLD's).
         """
         rounds = _validate.integer_at_least("rounds", rounds, 1)
-        return compose(self, rounds=rounds, tail_mass=tail_mass)
+        return compose(self, rounds=rounds, tail_mass=tail_mass, rel_accuracy=rel_accuracy)
 
-    def compose(self, other: PLD, *, tail_mass: float = DEFAULT_TAIL_MASS) -> PLD:
+    def compose(
+        self,
+        other: PLD,
+        *,
+        tail_mass: float = DEFAULT_TAIL_MASS,
+        rel_accuracy: float | None = None,
+    ) -> PLD:
         """The PLD of this mechanism followed by ``other`` (seed 004, Thm 4)."""
-        return compose(self, other, tail_mass=tail_mass)
+        return compose(self, other, tail_mass=tail_mass, rel_accuracy=rel_accuracy)
 
     # -- queries ----------------------------------------------------------
 
-    def delta_bounds(self, eps: float | Sequence[float] | np.ndarray) -> tuple:
+    def _delta_bracket(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lower = np.max([d.lower.delta(values) for d in self._directions], axis=0)
+        upper = np.max([d.upper.delta(values) for d in self._directions], axis=0)
+        return np.minimum(lower, upper), upper
+
+    def _epsilon_bracket(self, delta: float) -> tuple[np.ndarray, np.ndarray]:
+        lower = max(d.lower.epsilon(delta) for d in self._directions)
+        upper = max(d.upper.epsilon(delta) for d in self._directions)
+        return np.array([min(lower, upper)]), np.array([upper])
+
+    def delta_bounds(
+        self, eps: float | Sequence[float] | np.ndarray, *, rel_accuracy: float | None = None
+    ) -> tuple:
         """Lower and upper bounds on delta(eps), for a scalar or an array of eps (nats).
 
         ``delta(eps) = max over directions of H_{e^eps}`` (seed 004, eq 2.1). The
         upper bound is never below the true value; the lower bound never above.
         Returns floats for a scalar eps, arrays otherwise.
+
+        Parameters
+        ----------
+        eps : float or array_like
+            Where to evaluate, in nats.
+        rel_accuracy : float, optional
+            Largest relative width ``(upper - lower) / upper`` wanted, in (0, 1];
+            default :attr:`rel_accuracy`. The grid is refined until every delta
+            whose upper bound is at least ``1e-15`` meets it (:mod:`pld.refinement`);
+            otherwise an ``AccuracyWarning`` names the limit. 1 turns refinement off.
         """
         scalar = np.ndim(eps) == 0
         values = _validate.real_array("eps", eps)
-        lower = np.max([d.lower.delta(values) for d in self._directions], axis=0)
-        upper = np.max([d.upper.delta(values) for d in self._directions], axis=0)
-        lower = np.minimum(lower, upper)
+        target = self._target(rel_accuracy)
+
+        def widths(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+            return np.where(upper >= DELTA_ACCURACY_FLOOR, relative_width(lower, upper), 0.0)
+
+        def levels(lower: np.ndarray, upper: np.ndarray) -> float:
+            wide = widths(lower, upper) > target
+            return float(np.min(upper[wide])) if np.any(wide) else 1.0
+
+        what = f"delta_bounds({values[0]:g})" if scalar else f"delta_bounds of {values.size} eps"
+        lower, upper = refine(
+            self, lambda p: p._delta_bracket(values), widths, levels, target, what
+        )
         if scalar:
             return float(lower[0]), float(upper[0])
         return lower, upper
 
-    def delta(self, eps: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
+    def delta(
+        self, eps: float | Sequence[float] | np.ndarray, *, rel_accuracy: float | None = None
+    ) -> float | np.ndarray:
         """Upper bound on delta(eps): the number that is safe to report."""
-        return self.delta_bounds(eps)[1]
+        return self.delta_bounds(eps, rel_accuracy=rel_accuracy)[1]
 
-    def epsilon_bounds(self, delta: float) -> tuple[float, float]:
+    def epsilon_bounds(
+        self, delta: float, *, rel_accuracy: float | None = None
+    ) -> tuple[float, float]:
         """Lower and upper bounds on eps(delta) = min{eps >= 0 : delta(eps) <= delta}.
 
         ``inf`` when no finite eps reaches ``delta`` (more mass at +inf than delta).
+        ``rel_accuracy`` (in (0, 1], default :attr:`rel_accuracy`) is the largest
+        relative width ``(upper - lower) / upper`` wanted; the grid, and the tail
+        and truncation budgets, are refined until it is met (:mod:`pld.refinement`).
         """
         delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
-        lower = max(d.lower.epsilon(delta) for d in self._directions)
-        upper = max(d.upper.epsilon(delta) for d in self._directions)
-        return min(lower, upper), upper
+        target = self._target(rel_accuracy)
+        lower, upper = refine(
+            self,
+            lambda p: p._epsilon_bracket(delta),
+            relative_width,
+            lambda lower, upper: delta,
+            target,
+            f"epsilon_bounds({delta:g})",
+        )
+        return float(lower[0]), float(upper[0])
 
-    def epsilon(self, delta: float) -> float:
+    def epsilon(self, delta: float, *, rel_accuracy: float | None = None) -> float:
         """Upper bound on eps(delta): the number that is safe to report."""
-        return self.epsilon_bounds(delta)[1]
+        return self.epsilon_bounds(delta, rel_accuracy=rel_accuracy)[1]
 
-    def curve(self, eps: Sequence[float] | np.ndarray) -> np.ndarray:
+    def curve(
+        self, eps: Sequence[float] | np.ndarray, *, rel_accuracy: float | None = None
+    ) -> np.ndarray:
         """Table of ``(eps, delta_lower, delta_upper)`` rows for an array of eps."""
         values = _validate.real_array("eps", eps)
-        lower, upper = self.delta_bounds(values)
+        lower, upper = self.delta_bounds(values, rel_accuracy=rel_accuracy)
         return np.column_stack([values, lower, upper])
 
     def atoms(self, bound: str = "upper") -> list[LossAtoms]:
@@ -252,7 +466,7 @@ class PLD:
         for tail in tails:
             if tail is not None and not isinstance(tail, TailMoments):
                 raise ValueError(f"tails must be TailMoments or None (got {type(tail).__name__})")
-        copy = PLD(self._directions, symmetric=self._symmetric)
+        copy = self._copy()
         copy._tail_moments = tuple(tails)
         return copy
 
@@ -466,13 +680,113 @@ def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
     return PLD(directions, symmetric=upper.symmetric, composed=upper.composed or lower.composed)
 
 
-def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -> PLD:
+_Constructor = TypeVar("_Constructor", bound=Callable[..., PLD])
+
+
+def _rebuilt_argument(value: object, ratio: float, tail_mass: float | None) -> object:
+    if isinstance(value, PLD) and value.refinable:
+        return value.rebuilt(value.loss_grid_step * ratio, tail_mass=tail_mass)
+    return value
+
+
+def refinable(constructor: _Constructor) -> _Constructor:
+    """Make a mechanism's PLDs rebuildable on a finer grid: the one line a mechanism adds.
+
+    Decorate the public constructor (``@refinable`` above ``def mechanism(...)``). It
+    must take ``loss_grid_step`` as a keyword (``None``: its default grid). The
+    returned PLD records a recipe that calls the constructor again with the same
+    arguments and a finer ``loss_grid_step``; PLD arguments (e.g. ``subsample``'s
+    base) are rebuilt with the same step ratio, and a ``tail_mass`` keyword, if the
+    constructor has one, is lowered to the budget a query asks for. The
+    decorated constructor also accepts ``rel_accuracy`` (in (0, 1]): the default
+    accuracy target of the PLD's queries (:mod:`pld.refinement`).
+    """
+    parameters = inspect.signature(constructor).parameters
+    tail_default = parameters["tail_mass"].default if "tail_mass" in parameters else None
+
+    @functools.wraps(constructor)
+    def build(*args: Any, rel_accuracy: float | None = None, **kwargs: Any) -> PLD:
+        result = constructor(*args, **kwargs)
+        target = result.rel_accuracy if rel_accuracy is None else check_rel_accuracy(rel_accuracy)
+        own_step = result.loss_grid_step
+
+        def recipe(step: float, tail_mass: float | None) -> PLD:
+            ratio = step / own_step
+            new_args = [_rebuilt_argument(value, ratio, tail_mass) for value in args]
+            new_kwargs = {
+                key: _rebuilt_argument(value, ratio, tail_mass) for key, value in kwargs.items()
+            }
+            new_kwargs["loss_grid_step"] = step
+            current_tail = kwargs.get("tail_mass", tail_default)
+            if tail_mass is not None and isinstance(current_tail, float):
+                new_kwargs["tail_mass"] = min(current_tail, tail_mass)
+            return build(*new_args, rel_accuracy=target, **new_kwargs)
+
+        own_tail = kwargs.get("tail_mass", tail_default)
+        budgets = [
+            value.tail_budget for value in (*args, *kwargs.values()) if isinstance(value, PLD)
+        ]
+        if isinstance(own_tail, float):
+            budgets.append(own_tail)
+        return result._copy(
+            recipe=recipe, rel_accuracy=target, tail_budget=max(budgets, default=0.0)
+        )
+
+    return build  # type: ignore[return-value]
+
+
+def _common_grid(plds: Sequence[PLD]) -> tuple[list[PLD], dict[int, int]]:
+    """The PLDs on nested grids, and each one's step as a multiple of the finest.
+
+    Steps that differ by powers of two nest already; a PLD on another step is
+    rebuilt on the finest one if it can be (:attr:`PLD.refinable`), else refused.
+    """
+    finest = min(p.loss_grid_step for p in plds)
+
+    def factor(p: PLD) -> int | None:
+        ratio = round(p.loss_grid_step / finest)
+        nested = abs(p.loss_grid_step - ratio * finest) <= 1e-9 * finest
+        return ratio if nested and not ratio & (ratio - 1) else None
+
+    rebuilt: dict[int, PLD] = {}
+    for p in plds:
+        if id(p) in rebuilt or factor(p) is not None:
+            continue
+        if not p.refinable:
+            steps = sorted({q.loss_grid_step for q in plds})
+            raise ValueError(
+                "PLDs composed together need the same loss_grid_step, or steps that differ "
+                f"by powers of two (got {steps}); build them with one loss_grid_step"
+            )
+        rebuilt[id(p)] = p.rebuilt(finest)
+    result = [rebuilt.get(id(p), p) for p in plds]
+    finest = min(p.loss_grid_step for p in result)
+    factors = {}
+    for p in result:
+        value = factor(p)
+        if value is None:
+            raise ValueError(
+                f"a PLD rebuilt on loss_grid_step={finest:g} came back on {p.loss_grid_step:g}"
+            )
+        factors[id(p)] = value
+    return result, factors
+
+
+def compose(
+    *plds: PLD,
+    rounds: int = 1,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    rel_accuracy: float | None = None,
+) -> PLD:
     """Compose PLDs (heterogeneous composition, seed 004 Thm 4), each ``rounds`` times.
 
     Identical objects are grouped, so ``compose(a, a, b)`` raises ``a``'s
     spectrum to the power 2 instead of multiplying twice. PLDs on grids whose
     steps differ by powers of two (as all default grids do) are placed on the
-    finest one, which is exact; other mixtures of steps are refused.
+    finest one, which is exact; a PLD on another step is rebuilt on the finest
+    one (when it records its recipe; otherwise the mixture is refused). The
+    result records how to rebuild itself from its operands' recipes, so its
+    queries can refine (:mod:`pld.refinement`).
 
     Parameters
     ----------
@@ -482,6 +796,9 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
         How many times the whole sequence is repeated (>= 1).
     tail_mass : float
         Bound on the mass outside the composition window, per side, in (0, 1e-3].
+    rel_accuracy : float, optional
+        Default accuracy target of the result's queries, in (0, 1]; default the
+        smallest of the operands'.
     """
     from pld.engine.compose import compose as compose_pmfs
 
@@ -492,18 +809,14 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
             raise ValueError(f"compose takes PLD objects (got {type(item).__name__})")
     rounds = _validate.integer_at_least("rounds", rounds, 1)
     tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    if rel_accuracy is None:
+        target = min(p.rel_accuracy for p in plds)
+    else:
+        target = check_rel_accuracy(rel_accuracy)
     if len(plds) == 1 and rounds == 1:
-        return plds[0]
-    finest = min(p.loss_grid_step for p in plds)
-    factors = {id(p): round(p.loss_grid_step / finest) for p in plds}
-    for p in plds:
-        factor = factors[id(p)]
-        if abs(p.loss_grid_step - factor * finest) > 1e-9 * finest or factor & (factor - 1):
-            steps = sorted({q.loss_grid_step for q in plds})
-            raise ValueError(
-                "PLDs composed together need the same loss_grid_step, or steps that differ "
-                f"by powers of two (got {steps}); build them with one loss_grid_step"
-            )
+        return plds[0] if target == plds[0].rel_accuracy else plds[0].with_rel_accuracy(target)
+    operands = plds
+    plds, factors = _common_grid(plds)
     counts: dict[int, list] = {}
     for item in plds:
         counts.setdefault(id(item), [item, 0])[1] += rounds
@@ -516,4 +829,25 @@ def compose(*plds: PLD, rounds: int = 1, tail_mass: float = DEFAULT_TAIL_MASS) -
         upper = compose_pmfs([(d.upper.refined(f), c) for d, f, c in chosen], tail_mass)
         lower = compose_pmfs([(d.lower.refined(f), c) for d, f, c in chosen], tail_mass)
         directions.append(_Direction(upper, lower))
-    return PLD(directions, symmetric=symmetric, composed=True)
+    finest = min(p.loss_grid_step for p in plds)
+    unique = {id(p): p for p in operands}
+
+    def recipe(step: float, budget: float | None) -> PLD:
+        ratio = step / finest
+        rebuilt = {key: _rebuilt_argument(p, ratio, budget) for key, p in unique.items()}
+        return compose(
+            *(rebuilt[id(p)] for p in operands),
+            rounds=rounds,
+            tail_mass=tail_mass if budget is None else min(tail_mass, budget),
+            rel_accuracy=target,
+        )
+
+    return PLD(
+        directions,
+        symmetric=symmetric,
+        composed=True,
+        recipe=recipe if any(p.refinable for p in operands) else None,
+        rounds=rounds * sum(p.rounds for p in operands),
+        rel_accuracy=target,
+        tail_budget=max(tail_mass, *(p.tail_budget for p in operands)),
+    )

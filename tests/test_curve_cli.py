@@ -78,12 +78,12 @@ order: 7
           12       3.78761""",
     ),
     (
-        "pld delta --mechanism clones --n 10000 --eps0 1 --rounds 100 --eps 0.25 0.5 1",
+        "pld delta --mechanism clones --n 10000 --eps0 1 --rounds 100 --eps 0.25 0.5 0.75",
         """\
          eps   delta_lower   delta_upper
         0.25    0.00126091    0.00126431
-         0.5   1.32634e-06   1.33225e-06
-           1             0   4.41227e-12""",
+         0.5   1.32634e-06   1.33221e-06
+        0.75   3.86359e-11   3.88957e-11""",
     ),
 ]
 

@@ -40,9 +40,20 @@ def test_oversized_grid_is_refused_with_a_hint():
         fine.self_compose(100000)
 
 
-def test_composing_unrelated_grids_is_refused():
+def test_unrelated_grids_are_rebuilt_when_possible_and_refused_otherwise():
+    from pld.mechanisms.gaussian import gaussian_delta
+
+    fine = pld.gaussian(1.0)
+    both = pld.compose(fine, pld.gaussian(1.0, loss_grid_step=3e-3))
+    assert both.loss_grid_step == fine.loss_grid_step  # the 3e-3 one was rebuilt
+    eps = np.array([0.5, 1.0, 2.0])
+    lower, upper = both.delta_bounds(eps)
+    truth = gaussian_delta(eps, 1.0 / np.sqrt(2))
+    assert np.all(lower <= truth * (1 + 1e-12)) and np.all(truth <= upper * (1 + 1e-12))
+    log_p, log_q = np.log([0.6, 0.4]), np.log([0.4, 0.6])
+    fixed = [pld.from_pmfs(log_p, log_q, loss_grid_step=step) for step in (1e-3, 3e-3)]
     with pytest.raises(ValueError, match="loss_grid_step"):
-        pld.compose(pld.gaussian(1.0), pld.gaussian(1.0, loss_grid_step=3e-3))
+        pld.compose(*fixed)
 
 
 def test_nested_default_grids_compose_exactly():

@@ -30,17 +30,23 @@ DEFAULT_TAIL_MASS = 1e-15
 #: needs more is refused with a hint instead of exhausting memory.
 MAX_GRID_SIZE = 2**26
 
+#: Memory guard of automatic refinement (``rel_accuracy``, :mod:`pld.refinement`):
+#: a query stops refining, with a warning, rather than rebuild a PLD whose grid
+#: would exceed this many points (2**23 points: 64 MiB per float64 array, a few
+#: hundred MiB for the whole composition).
+MAX_REFINED_GRID_SIZE = 2**23
 
-def choose_loss_grid_step(loss_std: float) -> float:
+
+def choose_loss_grid_step(loss_std: float, steps_per_std: float = STEPS_PER_LOSS_STD) -> float:
     """Default grid step for a mechanism whose one-round loss has this standard deviation.
 
     Returns ``DEFAULT_LOSS_GRID_STEP / 2**j`` for the smallest ``j`` (at most
-    ``MAX_REFINEMENT``) that puts at least ``STEPS_PER_LOSS_STD`` steps in one
+    ``MAX_REFINEMENT``) that puts at least ``steps_per_std`` steps in one
     standard deviation (in nats).
     """
     if not loss_std > 0 or not math.isfinite(loss_std):
         return DEFAULT_LOSS_GRID_STEP
-    ratio = DEFAULT_LOSS_GRID_STEP * STEPS_PER_LOSS_STD / loss_std
+    ratio = DEFAULT_LOSS_GRID_STEP * steps_per_std / loss_std
     refinement = min(MAX_REFINEMENT, max(0, math.ceil(math.log2(ratio))))
     return DEFAULT_LOSS_GRID_STEP / 2**refinement
 
@@ -49,6 +55,7 @@ __all__ = [
     "DEFAULT_LOSS_GRID_STEP",
     "DEFAULT_TAIL_MASS",
     "MAX_GRID_SIZE",
+    "MAX_REFINED_GRID_SIZE",
     "MAX_REFINEMENT",
     "STEPS_PER_LOSS_STD",
     "choose_loss_grid_step",

@@ -36,6 +36,7 @@ from scipy.special import log_ndtr, ndtr, roots_legendre
 from scipy.stats import binom
 
 from pld import _validate
+from pld.loss_distribution import refinable
 from pld.mechanisms._blanket_sum import contract_to_grid, positive_part_mean, spread_to_grid
 from pld.randomizers.base import Randomizer
 from pld.randomizers.continuous import GaussianRandomizer, LaplaceRandomizer
@@ -364,6 +365,7 @@ def _laplace_count_pair(randomizer: LaplaceRandomizer, n: int) -> tuple[np.ndarr
     return log_p, log_q, outside
 
 
+@refinable
 def observer(randomizer: Randomizer, n: int, *, loss_grid_step: float | None = None):
     """A PLD whose lower bracket, composed, lower-bounds the shuffled protocol's own delta.
 

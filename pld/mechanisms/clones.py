@@ -92,7 +92,7 @@ from pld.engine import (
     MAX_REFINEMENT,
     choose_loss_grid_step,
 )
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest n accepted by ``truncation="exact"``: (n+1)(n+2)/2 atoms, 4.5e6 at n = 3000.
@@ -764,6 +764,7 @@ def clones_cells(
     return _merged_cells(pair, _rows(pair, truncation, tail_mass), step)
 
 
+@refinable
 def clones(
     n: int,
     eps0: float,

@@ -28,7 +28,7 @@ from scipy.special import log_ndtr, logsumexp
 
 from pld import _validate
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, TailMoments, from_pmfs
+from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Enumerate outputs up to this many standard deviations (mass beyond < 1e-20).
@@ -77,6 +77,7 @@ def _truncated_masses(sigma: float, sensitivity: int, reach: int) -> tuple[float
     return log_z, missing_p, missing_q
 
 
+@refinable
 def discrete_gaussian(
     sigma: float = 2.0, sensitivity: int = 1, *, loss_grid_step: float | None = None
 ) -> PLD:

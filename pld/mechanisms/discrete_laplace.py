@@ -25,7 +25,7 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import MAX_GRID_SIZE, choose_loss_grid_step
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest a * Δ (the pure-DP epsilon, nats) accepted.
@@ -44,6 +44,7 @@ def discrete_laplace_log_pmfs(parameter: float, sensitivity: int) -> tuple[np.nd
     return log_p, log_p[::-1].copy()
 
 
+@refinable
 def discrete_laplace(
     parameter: float = 0.5, sensitivity: int = 1, *, loss_grid_step: float | None = None
 ) -> PLD:

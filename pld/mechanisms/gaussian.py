@@ -19,7 +19,7 @@ from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, TailMoments, from_pmfs
+from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: P-mass of the loss left outside the grid, per side and round (charged to +inf).
@@ -49,6 +49,7 @@ def gaussian_delta(eps: float | np.ndarray, sigma: float, sensitivity: float = 1
         return np.exp(log_first) * -np.expm1(np.minimum(log_second - log_first, 0.0))
 
 
+@refinable
 def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | None = None) -> PLD:
     """One round of the Gaussian mechanism N(0, σ²) with the given l2 sensitivity.
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest eps accepted, in nats.
@@ -37,6 +37,7 @@ def generic_dp_delta(eps_query: float | np.ndarray, eps: float, delta: float) ->
     return delta + (1 - delta) * rr
 
 
+@refinable
 def approximate_dp(
     eps: float = 1.0, delta: float = 1e-6, *, loss_grid_step: float | None = None
 ) -> PLD:
@@ -74,6 +75,7 @@ def approximate_dp(
     return from_pmfs(log_p, log_q, symmetric=True, loss_grid_step=step)
 
 
+@refinable
 def pure_dp(eps: float = 1.0, *, loss_grid_step: float | None = None) -> PLD:
     """The worst case of all pure eps-DP mechanisms: eps-randomised response (one round).
 

@@ -82,7 +82,7 @@ from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS, choose_loss_grid_step
 from pld.engine.discretise import SNAP_RELATIVE
 from pld.engine.loss_pmf import LossPmf
-from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 ADVERSARIES = ("strong", "weak")
@@ -812,6 +812,7 @@ def _pld_from_cells(cells: _Cells, step: float, max_loss: float | None) -> PLD:
 # -- public API ----------------------------------------------------------------------
 
 
+@refinable
 def krr(
     n: int,
     k: int,

@@ -30,7 +30,7 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import MAX_GRID_SIZE, choose_loss_grid_step
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 #: Largest eps0 = sensitivity / scale accepted, in nats.
@@ -62,6 +62,7 @@ def _log_exp_difference(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         return -lower + np.log(-np.expm1(lower - upper))
 
 
+@refinable
 def laplace(
     scale: float = 1.0, sensitivity: float = 1.0, *, loss_grid_step: float | None = None
 ) -> PLD:

@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pld import _validate
+from pld.loss_distribution import refinable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pld.loss_distribution import PLD
@@ -355,6 +356,7 @@ def _evaluate_profile(
     return values
 
 
+@refinable
 def from_privacy_profile(
     delta_of_eps: Callable[[np.ndarray], object] | Callable[[float], float],
     eps_grid: np.ndarray | list[float],

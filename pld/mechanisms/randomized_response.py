@@ -15,10 +15,11 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP
-from pld.loss_distribution import PLD, from_pmfs
+from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
 
+@refinable
 def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> PLD:
     """One round of eps0-randomised response on one bit.
 

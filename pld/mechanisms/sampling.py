@@ -68,7 +68,7 @@ import numpy as np
 
 from pld import _validate
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.mechanisms._mixture import Curve, base_curves, branches, kink_reach
 from pld.mechanisms.profile import pair_from_hull, profile_hull
 
@@ -231,6 +231,7 @@ def _poisson_add_remove(base: PLD, rate: float, step: float) -> PLD:
     return from_bounds(upper=upper_pld, lower=lower_pld)
 
 
+@refinable
 def poisson_subsample(
     base: PLD,
     rate: float = 0.01,
@@ -276,6 +277,7 @@ def poisson_subsample(
     return _poisson_add_remove(base, rate, step)
 
 
+@refinable
 def subsample_without_replacement(
     base: PLD,
     rate: float = 0.01,

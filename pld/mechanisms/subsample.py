@@ -39,7 +39,7 @@ base's lower atoms (a dominated pair) minus the budget, made convex by
 dominated rounding. Interpolants are ordered, so
 ``CTD(h_lower, G_f) <= CTD(h, G_f) <= CTD(h, G) <= CTD(h_upper, G)``: the
 bracket (lower, upper) contains the composed delta of ``CTD(h, G_f)``, whose
-curve is within ~``(step / 16)^2 h'' / 8`` of h. It therefore shows the three
+curve is within ~``(step / 4)^2 h'' / 8`` of h. It therefore shows the three
 numerical errors between the reported bound and Lemma 7's h: the base's own
 discretisation, a coarse eps grid G, and the engine's loss grid. The last one
 matters for small rates: the subsampled privacy loss is of the order of
@@ -61,8 +61,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from pld import _validate
-from pld.engine import DEFAULT_LOSS_GRID_STEP
-from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.engine import choose_loss_grid_step
+from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.mechanisms._mixture import Curve, base_curves, branches, curve_from_atoms, kink_reach
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.profile import (
@@ -78,11 +78,17 @@ _LOGGER = logging.getLogger(__name__)
 #: warning), rather than exceed it.
 MAX_NUM_POINTS = 2**18 + 1
 
+#: Default loss grid: this many steps per standard deviation of the subsampled
+#: loss (estimated by :func:`_subsampled_loss_std`). Measured: meets a 1 % bracket
+#: on eps(1e-6) after 1000 rounds of subsampled clones (rates 0.01-0.05) on the
+#: first grid; queries refine further when asked (:mod:`pld.refinement`).
+SUBSAMPLED_STEPS_PER_STD = 16
+
 #: The lower side's eps grid is refined until its spacing is at most
 #: ``loss_grid_step / LOWER_REFINEMENT``: its connect-the-dots excess over h is
-#: then ~LOWER_REFINEMENT^2 = 256 times smaller than that of a grid at the
+#: then ~LOWER_REFINEMENT^2 = 16 times smaller than that of a grid at the
 #: loss-grid spacing.
-LOWER_REFINEMENT = 16
+LOWER_REFINEMENT = 4
 
 
 def lemma7_delta(
@@ -145,6 +151,24 @@ def _profile(curves: list[Curve], rate: float, grid: np.ndarray, side: str) -> n
         bounded = values + errors if side == "upper" else values - errors
         result = np.maximum(result, np.max(bounded, axis=0))
     return np.clip(result, 0, 1)
+
+
+def _subsampled_loss_std(curves: list[Curve], rate: float) -> float:
+    """Standard deviation (nats) of the subsampled loss, to first order in the rate.
+
+    With likelihood ratio ``R = e^L`` of the base, the subsampled ratio is
+    ``1 + rate (R - 1)``, so the subsampled loss is ``~ rate (R - 1)`` and its
+    standard deviation under Q is ``rate sqrt(E_Q[(R - 1)^2]) = rate sqrt(E_P[R] - 1)``
+    (the chi-square divergence), over the finite atoms; the larger direction counts.
+    """
+    spread = 0.0
+    for curve in curves:
+        if curve.loss.size == 0:
+            continue
+        mass = -np.diff(curve.p_tail.astype(np.float64))
+        chi_square = float(np.sum(mass * np.expm1(curve.loss)))
+        spread = max(spread, rate * math.sqrt(max(chi_square, 0.0)))
+    return spread
 
 
 def _aligned_grid(reach: float, step: float, multiple: int) -> np.ndarray:
@@ -240,6 +264,7 @@ def _choose_grid(
     return grid, pair
 
 
+@refinable
 def subsample(
     base: PLD,
     rate: float,
@@ -274,8 +299,11 @@ def subsample(
         upper pair moves by at most ``tolerance`` for every eps (absolute, in
         (0, 1)). A warning is logged if ``MAX_NUM_POINTS`` points do not suffice.
     loss_grid_step : float, optional
-        Spacing of the engine's loss grid for the result (nats); default
-        ``pld.engine.DEFAULT_LOSS_GRID_STEP``. Independent of the base's.
+        Spacing of the engine's loss grid for the result (nats). Default:
+        ``pld.engine.choose_loss_grid_step`` with ``SUBSAMPLED_STEPS_PER_STD`` steps per
+        standard deviation of the subsampled loss (about ``rate`` times the base's
+        spread, :func:`_subsampled_loss_std`), so it follows the rate. Independent
+        of the base's.
 
     Returns
     -------
@@ -288,13 +316,18 @@ def subsample(
     if not isinstance(base, PLD):
         raise ValueError(f"base must be a pld.PLD (got {type(base).__name__})")
     rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
-    step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
-    step = _validate.in_interval("loss_grid_step", step, 0.0, 1.0, low_open=True)
+    if loss_grid_step is not None:
+        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
     if tolerance is not None:
         tolerance = _validate.in_interval(
             "tolerance", tolerance, 0.0, 1.0, low_open=True, high_open=True
         )
     upper_curves = base_curves(base, "upper")
+    step = loss_grid_step
+    if step is None:
+        step = choose_loss_grid_step(
+            _subsampled_loss_std(upper_curves, rate), SUBSAMPLED_STEPS_PER_STD
+        )
     if eps_grid is not None:
         if num_points is not None:
             raise ValueError("give eps_grid or num_points, not both")

@@ -26,7 +26,7 @@ from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
-from pld.loss_distribution import PLD, TailMoments, from_pmfs
+from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.gaussian import log_normal_interval_mass
 
@@ -41,6 +41,7 @@ def _output_at_loss(loss: np.ndarray, sigma: float, rate: float) -> np.ndarray:
         return np.where(excess > 0, sigma**2 * np.log(excess / rate) + 0.5, -np.inf)
 
 
+@refinable
 def subsampled_gaussian(sigma: float, rate: float, *, loss_grid_step: float | None = None) -> PLD:
     """One step of the Poisson-subsampled Gaussian mechanism, both directions.
 

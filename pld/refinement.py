@@ -1,0 +1,231 @@
+"""Requested accuracy: refine a PLD's grid until a query's bracket meets a target.
+
+Every query of a :class:`pld.PLD` takes ``rel_accuracy``: the largest relative
+width ``(upper - lower) / upper`` of the bracket it may return. When a bracket is
+wider, :func:`refine` first asks what causes the width, by evaluating the same
+query on copies of the PLD without its floating-point error terms and without
+its tails (docs/error-bounds.md §6):
+
+* the floating-point error bounds (round-off of the composition, evaluation of
+  the mechanism's losses and masses): nothing to refine, warn;
+* tail and truncation budgets larger than the delta asked allows: rebuild the
+  PLD with smaller budgets on the same grid;
+* the grid: rebuild with every loss grid step divided by a power of two,
+  predicted from the width and the convergence order observed so far.
+
+Rebuilding uses the PLD's recipe (how its mechanism, and each composition on
+top of it, was made; :func:`pld.loss_distribution.refinable`). Refinement stops
+when the target is met, when the next grid would exceed
+:data:`pld.engine.MAX_REFINED_GRID_SIZE` points, when the recipe is refused, or
+when refinements stop narrowing the bracket; in every case but the first the
+best bracket found is returned with an :class:`AccuracyWarning` naming the limit.
+
+Every bracket computed along the way is a valid bracket of the same quantity,
+so the answer is their intersection: refinement never moves an upper bound up
+nor a lower bound down. The most refined PLD is cached on the queried object,
+so later queries start from it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pld import _validate
+from pld.engine import MAX_REFINED_GRID_SIZE
+
+if TYPE_CHECKING:
+    from pld.loss_distribution import PLD
+
+#: Default relative accuracy of every query: ``(upper - lower) / upper <= 1e-2``.
+DEFAULT_REL_ACCURACY = 1e-2
+
+#: delta values (upper bounds) below this are not refined: the target applies to
+#: delta >= 1e-15 (a delta bracket there is still sound, only possibly wide).
+DELTA_ACCURACY_FLOOR = 1e-15
+
+#: Smallest tail / truncation budget a refinement asks for (per round and side).
+MIN_TAIL_MASS = 1e-30
+
+#: A refinement that leaves more than this fraction of the worst width makes no
+#: progress; after ``_PATIENCE`` such refinements in a row the width is taken not
+#: to be a grid effect (an absolute floor). Lower bounds of lattice-valued losses
+#: are not monotone in the step, hence more than one try.
+_NO_PROGRESS = 0.8
+_PATIENCE = 2
+#: One refinement by at least this factor that makes no progress is conclusive.
+_CONCLUSIVE_FACTOR = 8
+
+#: Largest refinement factor taken in one rebuild.
+_MAX_FACTOR_LOG2 = 6
+
+#: Convergence order assumed before one is observed.
+_INITIAL_ORDER = 1.5
+
+
+class AccuracyWarning(UserWarning):
+    """A query could not meet its ``rel_accuracy``; the message names the limit."""
+
+
+def check_rel_accuracy(rel_accuracy: object) -> float:
+    """``rel_accuracy`` as a float in (0, 1] (1 accepts any bracket: no refinement)."""
+    return _validate.in_interval("rel_accuracy", rel_accuracy, 0.0, 1.0, low_open=True)
+
+
+def relative_width(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """``(upper - lower) / upper`` elementwise (0 where upper is 0, 1 where it is inf)."""
+    lower = np.asarray(lower, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        width = np.where(upper > 0, (upper - lower) / upper, 0.0)
+    return np.where(np.isinf(upper), np.where(np.isinf(lower), 0.0, 1.0), width)
+
+
+def tail_budget(level: float, rel_accuracy: float, rounds: int) -> float:
+    """Per-round, per-side budget for tail and truncation mass when delta ~ ``level`` is asked.
+
+    The budgets of all rounds add up to at most ``rel_accuracy * level / 8``, so
+    they take at most an eighth of the allowed width (recipes only ever lower
+    their budgets to it, never raise them).
+    """
+    budget = rel_accuracy * max(level, 0.0) / (8.0 * max(rounds, 1))
+    return float(min(1e-3, max(MIN_TAIL_MASS, budget)))
+
+
+def _absolute_width(
+    widths: Callable[[np.ndarray, np.ndarray], np.ndarray], lower: np.ndarray, upper: np.ndarray
+) -> float:
+    """``upper - lower`` at the relatively widest point."""
+    worst = int(np.argmax(widths(lower, upper)))
+    return float(np.atleast_1d(upper)[worst] - np.atleast_1d(lower)[worst])
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, AccuracyWarning, stacklevel=4)
+
+
+def refine(
+    loss: PLD,
+    measure: Callable[[PLD], tuple[np.ndarray, np.ndarray]],
+    widths: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    levels: Callable[[np.ndarray, np.ndarray], float],
+    rel_accuracy: float,
+    what: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bracket of a query, refined until ``max(widths(...)) <= rel_accuracy``.
+
+    Parameters
+    ----------
+    loss : PLD
+        The PLD queried.
+    measure : callable
+        ``measure(pld) -> (lower, upper)`` arrays: the query on one PLD.
+    widths : callable
+        Relative widths of the points that count (0 for points exempt from the target).
+    levels : callable
+        The smallest delta the query concerns (sets the tail budgets).
+    rel_accuracy : float
+        Target, in (0, 1].
+    what : str
+        The query, for warnings (e.g. ``"epsilon_bounds(1e-06)"``).
+
+    Returns
+    -------
+    lower, upper : ndarray
+        The intersection of the brackets of every PLD tried.
+    """
+    current = loss._finest()
+    lower, upper = measure(current)
+    if current is not loss:
+        first_lower, first_upper = measure(loss)
+        lower, upper = np.maximum(lower, first_lower), np.minimum(upper, first_upper)
+    order = _INITIAL_ORDER
+    stalled = 0
+    while True:
+        worst = float(np.max(widths(lower, upper), initial=0.0))
+        if worst <= rel_accuracy:
+            return lower, upper
+        with_tails = widths(*measure(current._without_error_terms(keep_tails=True)))
+        if float(np.max(with_tails, initial=0.0)) <= rel_accuracy / 2:
+            absolute = _absolute_width(widths, lower, upper)
+            _warn(
+                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
+                f"(absolute width {absolute:.3g}) is due to the bounds on floating-point "
+                "error (round-off of the composition, evaluation of the mechanism's losses "
+                "and masses), not to the grid or the tails: refining cannot narrow it "
+                f"(PLD.error_floor = {current.error_floor:.3g})"
+            )
+            return lower, upper
+        if not current.refinable:
+            _warn(
+                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g}; this PLD "
+                "cannot be refined (it was not built by a mechanism or composition that "
+                "records its recipe); build it with a smaller loss_grid_step"
+            )
+            return lower, upper
+        grid_part = widths(*measure(current._without_error_terms(keep_tails=False)))
+        grid_worst = float(np.max(grid_part, initial=0.0))
+        budget = tail_budget(levels(lower, upper), rel_accuracy, current.rounds)
+        if budget < current.tail_budget:
+            # Truncation charged inside the grid looks like grid error: lower the
+            # budgets first, on the same grid, then judge the grid.
+            factor_log2 = 0
+        elif grid_worst <= rel_accuracy / 4:
+            absolute = _absolute_width(widths, lower, upper)
+            _warn(
+                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
+                f"(absolute width {absolute:.3g}) is due to tail and truncation budgets "
+                f"already at {current.tail_budget:.3g} per round"
+            )
+            return lower, upper
+        elif stalled:
+            factor_log2 = 1
+        else:
+            wanted = (1.25 * grid_worst / rel_accuracy) ** (1.0 / order)
+            factor_log2 = min(_MAX_FACTOR_LOG2, max(1, math.ceil(math.log2(wanted))))
+        size = current.grid_size
+        while factor_log2 > 0 and size * 2**factor_log2 > MAX_REFINED_GRID_SIZE:
+            factor_log2 -= 1
+        if factor_log2 == 0 and budget >= current.tail_budget:
+            _warn(
+                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
+                f"loss_grid_step={current.loss_grid_step:.3g}; the next refinement would need "
+                f"about {2 * size} grid points, above the memory guard "
+                f"pld.engine.MAX_REFINED_GRID_SIZE={MAX_REFINED_GRID_SIZE}"
+            )
+            return lower, upper
+        factor = 2**factor_log2
+        try:
+            candidate = current.rebuilt(current.loss_grid_step / factor, tail_mass=budget)
+        except (ValueError, MemoryError) as error:
+            _warn(
+                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
+                f"loss_grid_step={current.loss_grid_step:.3g}; refinement refused: {error}"
+            )
+            return lower, upper
+        new_lower, new_upper = measure(candidate)
+        lower, upper = np.maximum(lower, new_lower), np.minimum(upper, new_upper)
+        lower = np.minimum(lower, upper)
+        loss._remember(candidate)
+        current = candidate
+        new_worst = float(np.max(widths(lower, upper), initial=0.0))
+        if new_worst <= rel_accuracy:
+            return lower, upper
+        if factor > 1:
+            stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
+        if stalled >= _PATIENCE or (stalled and factor >= _CONCLUSIVE_FACTOR):
+            absolute = _absolute_width(widths, lower, upper)
+            _warn(
+                f"{what}: relative width {new_worst:.3g} > rel_accuracy={rel_accuracy:g}; "
+                f"refining the grid to {candidate.loss_grid_step:.3g} no longer narrows the "
+                f"bracket (absolute width {absolute:.3g}): an error floor independent of "
+                "the grid (floating-point round-off of the composition, tail or truncation "
+                "budgets) dominates"
+            )
+            return lower, upper
+        if not stalled and factor > 1:
+            order = min(2.0, max(0.5, math.log(worst / new_worst) / math.log(factor)))
