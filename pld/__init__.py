@@ -37,6 +37,7 @@ _EXPORTS = {
     "subsample_without_replacement": "pld.mechanisms.sampling",
     "shuffle": "pld.mechanisms.blanket",
     "shuffle_observer": "pld.mechanisms.blanket",
+    "WorstPairWarning": "pld.mechanisms.blanket_continuous",
     "calibrate": "pld.calibration",
     "load": "pld.storage",
 }

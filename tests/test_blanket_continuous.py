@@ -10,6 +10,7 @@ two end-point densities, no reduction to the variable V used by the library).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -21,6 +22,10 @@ from scipy.stats import laplace, norm
 import pld
 from pld.mechanisms.blanket_continuous import observer, profile_bounds
 from pld.mechanisms.gaussian import gaussian_delta
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::pld.mechanisms.blanket_continuous.WorstPairWarning"
+)
 
 
 class _Blanket:
@@ -343,3 +348,14 @@ def test_end_points_beat_interior_pairs_for_many_users(n):
     assert exact[0][0] * 0.99 <= ends <= exact[1][0] * 1.01  # the estimate is accurate
     for x, x_prime in [(0.75, 0.0), (1.0, 0.25), (0.75, 0.25), (0.5, 0.0)]:
         assert _pair_estimate(sigma, n, eps, x, x_prime, step) <= ends
+
+
+def test_interval_inputs_warn_that_the_worst_pair_is_a_conjecture() -> None:
+    # n = 1: the end points are provably worst, nothing to say; n >= 2: the bound is
+    # certified for inputs {low, high} only, and the user is told so.
+    randomizer = pld.randomizers.gaussian(9.48)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        profile_bounds(randomizer, 1, [0.5])
+    with pytest.warns(pld.WorstPairWarning, match="conjectured worst pair"):
+        profile_bounds(randomizer, 2, [0.5])

@@ -55,7 +55,7 @@ from scipy.stats import binom
 
 from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
-from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.mechanisms._blanket_finite import chernoff_upper, positive_part_bounds
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.profile import pair_from_hull, profile_hull
@@ -252,6 +252,7 @@ def _pld(grid: np.ndarray, values: np.ndarray, side: str, step: float) -> PLD:
     return from_pmfs(*pair.log_pmfs(), symmetric=True, loss_grid_step=step)
 
 
+@refinable
 def shuffle(
     randomizer: Randomizer,
     n: int,
@@ -391,6 +392,7 @@ def observer_pmfs(
     return log_p, log_q, dropped_p, dropped_q
 
 
+@refinable
 def shuffle_observer(randomizer: Randomizer, n: int, loss_grid_step: float | None = None) -> PLD:
     """The exact PLD of one concrete neighbouring pair: a lower bound on the protocol.
 

@@ -29,6 +29,7 @@ numerics (:mod:`pld.mechanisms._blanket_sum`) are rigorous for the end-point pai
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,16 @@ from pld.loss_distribution import refinable
 from pld.mechanisms._blanket_sum import contract_to_grid, positive_part_mean, spread_to_grid
 from pld.randomizers.base import Randomizer
 from pld.randomizers.continuous import GaussianRandomizer, LaplaceRandomizer
+
+
+class WorstPairWarning(UserWarning):
+    """A continuous randomizer's bound rests on the conjectured worst pair (the end points).
+
+    Certified for inputs restricted to ``{low, high}``; for inputs anywhere in
+    ``[low, high]`` and n >= 2 it rests on the conjecture of
+    docs/blanket-continuous.md §3 (checked numerically, not proved).
+    """
+
 
 #: Grid steps per standard deviation of one blanket term ``Z / gamma`` (at eps = 0).
 STEPS_PER_STD = 64
@@ -297,10 +308,26 @@ def profile_bounds(
     ValueError
         On bad input, or if one eps needs more than ``MAX_CELLS`` cells (then
         increase ``grid_step``).
+
+    Warns
+    -----
+    WorstPairWarning
+        For n >= 2: the bound is certified for users whose inputs are the two
+        end points ``low`` and ``high``; that no interior pair is worse is a
+        conjecture (docs/blanket-continuous.md §3).
     """
     law = _v_law(randomizer)
     n = _validate.integer_at_least("n", n, 1)
     eps = _check_eps(eps)
+    if n >= 2:
+        warnings.warn(
+            "the shuffled bound of a continuous randomizer is certified for inputs in "
+            f"{{low, high}} = {{{randomizer.low:g}, {randomizer.high:g}}}; for inputs inside "
+            "the interval it rests on the conjectured worst pair (the end points, "
+            "docs/blanket-continuous.md section 3)",
+            WorstPairWarning,
+            stacklevel=2,
+        )
     step = default_grid_step(randomizer) if grid_step is None else grid_step
     step = _validate.positive("grid_step", step)
     alphas = np.exp(eps)
