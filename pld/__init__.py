@@ -38,9 +38,18 @@ _EXPORTS = {
     "shuffle": "pld.mechanisms.blanket",
     "shuffle_observer": "pld.mechanisms.blanket",
     "calibrate": "pld.calibration",
-    "load": "pld.storage",
+    "load": "pld.loss_distribution",
+    "from_dp_event": "pld.integrations.dp_events",
 }
-_SUBMODULES = ("rdp", "engine", "mechanisms", "randomizers", "plot", "progress")
+_SUBMODULES = (
+    "rdp",
+    "engine",
+    "mechanisms",
+    "randomizers",
+    "plot",
+    "progress",
+    "integrations",
+)
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
