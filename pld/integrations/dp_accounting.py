@@ -175,23 +175,50 @@ def _profile_values(loss: Any, eps: np.ndarray) -> np.ndarray:
     return np.clip(np.maximum(values, -np.expm1(eps)), 0.0, 1.0)
 
 
-def _top_index(loss: Any, step: float) -> int:
-    """Smallest ``k >= 1`` with ``delta(k h) = delta(+inf)``: no atom lies above ``k h``."""
+def _support_top(loss: Any, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """The lattice ``eps = k h``, ``|k| <= K``, with ``K`` the first index above every atom.
+
+    Returns the lattice and the profile on it (:func:`_profile_values`). Above the
+    largest atom the profile equals ``delta(+inf)`` exactly, which a first call on
+    the points ``2^j h`` locates; dp_accounting evaluates a vector of eps in one
+    pass over its pmf (a Python loop, ~5 us per atom or point), so two calls suffice.
+    """
     floor = float(np.asarray(loss.get_delta_for_epsilon(np.array([math.inf])))[0])
+    limit = max(1, math.floor(_MAX_IMPORT_LOSS / step))
+    powers = np.unique(np.minimum(2 ** np.arange(0, limit.bit_length() + 1), limit))
+    flat = np.asarray(loss.get_delta_for_epsilon(powers * step)) <= floor
+    reach = int(powers[np.argmax(flat)]) if np.any(flat) else limit
+    eps = np.arange(-reach, reach + 1) * step
+    values = _profile_values(loss, eps)
+    above = np.flatnonzero(values[reach:] > floor)
+    top = reach + (int(above[-1]) + 1 if above.size else 0)
+    top = min(max(top, reach + 1), eps.size - 1)
+    keep = slice(2 * reach - top, top + 1)
+    return eps[keep], values[keep]
 
-    def flat(k: int) -> bool:
-        value = np.asarray(loss.get_delta_for_epsilon(np.array([k * step])))[0]
-        return float(value) <= floor
 
-    limit = math.floor(_MAX_IMPORT_LOSS / step)
-    high = 1
-    while not flat(high) and high < limit:
-        high = min(2 * high, limit)
-    low = high // 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if flat(middle) else (middle, high)
-    return high
+def _trim_q_excess(pair: Any) -> Any:
+    """A lower pair whose Q-masses sum to at most 1: P- and Q-mass removed from the bottom.
+
+    Float round-off of a profile near 1 at very negative eps can leave the
+    interpolating pair with slightly more than unit Q-mass. Removing the lowest
+    atoms' mass (P with its Q) lowers every hockey stick, so a lower side stays one.
+    """
+    q_mass = pair.q_mass
+    excess = math.fsum(q_mass) + pair.q_minus_infinity - 1.0
+    if excess <= 0:
+        return pair
+    reached = np.cumsum(q_mass)
+    last = min(int(np.searchsorted(reached, excess)), q_mass.size - 1)
+    before = float(reached[last - 1]) if last > 0 else 0.0
+    left = max(0.0, 1.0 - (excess - before) / q_mass[last])
+    shrink = np.zeros(q_mass.size)
+    shrink[:last] = -np.inf
+    with np.errstate(divide="ignore"):
+        shrink[last] = math.log(left) if left > 0 else -np.inf
+    return type(pair)(
+        pair.loss, pair.log_p + shrink, pair.log_q + shrink, pair.p_infinity, pair.q_minus_infinity
+    )
 
 
 #: Largest |loss| (nats) at which an imported profile is evaluated.
@@ -254,11 +281,7 @@ def from_dp_accounting(
     if loss_grid_step is not None:
         _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
     grid_step = step if loss_grid_step is None else loss_grid_step
-    top = _top_index(pessimistic, step)
-    bottom = max(2 * top + 1, 2)
-    bottom = min(bottom, math.floor(_MAX_IMPORT_LOSS / step))
-    eps = np.arange(-bottom, top + 1) * step
-    upper_values = _profile_values(pessimistic, eps)
+    eps, upper_values = _support_top(pessimistic, step)
     upper_pair = connect_the_dots(eps, upper_values, side="upper")
     upper = from_pmfs(*upper_pair.log_pmfs(), symmetric=True, loss_grid_step=grid_step)
     if optimistic is None:
@@ -270,7 +293,7 @@ def from_dp_accounting(
             "optimistic must not exceed pessimistic: its delta is larger by "
             f"{excess:.3g} somewhere (were the two swapped?)"
         )
-    lower_pair = connect_the_dots(eps, lower_values, side="lower")
+    lower_pair = _trim_q_excess(connect_the_dots(eps, lower_values, side="lower"))
     lower = from_pmfs(*lower_pair.log_pmfs(), symmetric=True, loss_grid_step=grid_step)
     return from_bounds(upper=upper, lower=lower)
 
