@@ -27,7 +27,8 @@ event                                 PLD
 ``PoissonSampledDpEvent(q, e)``       Gaussian ``e`` under add/remove:
                                       ``pld.subsampled_gaussian(z, q)``; otherwise
                                       ``pld.poisson_subsample(base, q, adjacency=relation)``
-                                      with ``base`` the add/remove PLD of ``e``
+                                      with ``base`` the PLD of ``e`` under the same relation
+                                      (under replace it bounds both relations)
 ``SampledWithoutReplacementDpEvent``  replace only: ``pld.subsample_without_replacement(base,
                                       m / n)``, ``base`` the replace PLD of the event
 ``SelfComposedDpEvent(e, T)``         ``from_dp_event(e).self_compose(T)``
@@ -313,7 +314,10 @@ class _Converter:
         if _kind(inner) == "GaussianDpEvent" and relation == "add-remove":
             noise = _real(inner, "noise_multiplier", 0.0)
             return non_private() if noise == 0 else subsampled_gaussian(noise, rate)
-        base = self.convert(inner, "add-remove")
+        # Under replace the base must bound both the add/remove pairs (M(T), M(T + z))
+        # and the replace pairs (M(T + z), M(T + z')) (pld.poisson_subsample): the
+        # replace PLD of a shift mechanism (twice the sensitivity) bounds both.
+        base = self.convert(inner, relation)
         if base is None:
             return None
         subsample = _pld_function("poisson_subsample", event)
