@@ -19,12 +19,23 @@ def _import_graph() -> dict[str, set[str]]:
     """Module -> pld modules it imports anywhere (module level or inside functions).
 
     ``pld`` itself (the lazy package) is left out: its names resolve on first use.
+    So are imports under ``if TYPE_CHECKING:``, which never run.
     """
     paths = {_module_name(p): p for p in (ROOT / "pld").rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in paths}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for statement in node.body
+            for inner in ast.walk(statement)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
