@@ -49,7 +49,12 @@ Import (:func:`from_dp_accounting`)
     lower side, through the pair whose curve interpolates it between grid
     points; that is below the optimistic curve only when every kink is a grid
     point, i.e. when ``value_discretization_interval`` is the one the PLD was
-    built with and the evaluated range covers its support (found by bisection).
+    built with and the evaluated lattice ``[-K h, K h]`` covers the support.
+    ``K h`` is the first grid point above every atom (where the profile reaches
+    ``delta(+inf)``); below ``-K h`` the interpolation runs straight to
+    ``(alpha, delta) = (0, 1)``, which for the lower side can exceed the
+    optimistic curve by at most ``e^{-K h}`` in delta, at eps below ``-K h`` only
+    (the upper side stays rigorous everywhere).
 """
 
 from __future__ import annotations
