@@ -350,13 +350,16 @@ class Accountant(privacy_accountant.PrivacyAccountant):
         _validate.in_interval("tail_mass", self._tail_mass, 0.0, 1e-3, low_open=True)
         self._losses: dict[int, tuple[PLD, int]] = {}
         self._converted: dict[Any, PLD] = {}
+        self._last: tuple[Any, PLD] | None = None
         self._total: PLD | None = None
 
     def _convert(self, event: Any) -> PLD:
         try:
             hash(event)
-        except TypeError:
-            return from_dp_event(event, neighboring_relation=self._relation)
+        except TypeError:  # e.g. ComposedDpEvent (a list): remember the last one only
+            if self._last is None or self._last[0] is not event:
+                self._last = (event, from_dp_event(event, neighboring_relation=self._relation))
+            return self._last[1]
         if event not in self._converted:
             self._converted[event] = from_dp_event(event, neighboring_relation=self._relation)
         return self._converted[event]
