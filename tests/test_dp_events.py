@@ -119,6 +119,48 @@ def test_self_composed_and_composed_gaussians_are_one_gaussian():
         _consistent(lower, upper, _theirs(event), gaussian_delta(EPS, sigma))
 
 
+def _gaussian_trees():
+    """Random trees of Composed / SelfComposed / NoOp over Gaussian events, with their
+    precision sum(count / sigma^2): all of them compose to one Gaussian."""
+    from hypothesis import strategies as st
+
+    leaves = st.one_of(
+        st.sampled_from([2.0, 3.0, 5.0]).map(lambda s: (dp_event.GaussianDpEvent(s), s**-2)),
+        st.just((dp_event.NoOpDpEvent(), 0.0)),
+    )
+
+    def extend(children):
+        composed = st.lists(children, min_size=1, max_size=3).map(
+            lambda items: (
+                dp_event.ComposedDpEvent([event for event, _ in items]),
+                sum(weight for _, weight in items),
+            )
+        )
+        repeated = st.tuples(children, st.integers(1, 4)).map(
+            lambda pair: (dp_event.SelfComposedDpEvent(pair[0][0], pair[1]), pair[0][1] * pair[1])
+        )
+        return st.one_of(composed, repeated)
+
+    return st.recursive(leaves, extend, max_leaves=5)
+
+
+def test_event_trees_compose_like_their_gaussian():
+    # Any tree of Gaussian events is one Gaussian of sigma = precision^-1/2: an exact truth
+    # for the tree walk (counts multiply down SelfComposed, NoOp adds nothing).
+    from hypothesis import given, settings
+
+    @settings(max_examples=8, deadline=None, derandomize=True)
+    @given(_gaussian_trees())
+    def check(tree):
+        event, precision = tree
+        lower, upper = pld.from_dp_event(event).delta_bounds(EPS)
+        exact = gaussian_delta(EPS, precision**-0.5) if precision > 0 else np.zeros(EPS.size)
+        assert np.all(lower <= exact * (1 + ROUND_OFF) + 1e-15)
+        assert np.all(upper >= exact * (1 - ROUND_OFF))
+
+    check()
+
+
 def test_randomized_response_one_round_against_enumeration_and_dp_accounting():
     event = dp_event.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=4)
     lower, upper = pld.from_dp_event(event, neighboring_relation="replace").delta_bounds(EPS)
