@@ -179,6 +179,12 @@ def test_randomized_response_is_composed_count_times():
     # The default grid does not hold the losses +-log 5: first-order discretisation
     # error, measured 1.3e-4 (eps = 0) to 5.8e-4 (eps = 1.5) of delta.
     assert np.all(upper - lower <= 1e-3 * exact)
+    # The PLD records its recipe, so a tighter bracket is one argument away.
+    loss = pld.from_dp_event(event, neighboring_relation="replace")
+    assert loss.refinable
+    lower, upper = loss.delta_bounds(eps, rel_accuracy=1e-5)
+    assert np.all(lower <= exact * (1 + ROUND_OFF)) and np.all(upper >= exact * (1 - ROUND_OFF))
+    assert np.all(upper - lower <= 1e-5 * upper)
 
 
 @pytest.mark.parametrize("rounds", [1, 100])

@@ -51,6 +51,8 @@ from typing import Any
 
 import numpy as np
 
+from pld.loss_distribution import refinable
+
 RELATIONS = ("add-remove", "replace")
 
 #: dp_accounting's NeighboringRelation names, mapped to :data:`RELATIONS`.
@@ -114,6 +116,45 @@ def non_private() -> Any:
 def is_non_private(loss: Any) -> bool:
     """True for a PLD whose lower side already has all its mass at +inf (delta = 1)."""
     return all(atoms.infinity_mass >= 1.0 for atoms in loss.atoms("lower"))
+
+
+@refinable
+def k_ary_randomized_response(
+    noise_parameter: float, num_buckets: int, *, loss_grid_step: float | None = None
+) -> Any:
+    """k-ary randomised response, replace one bucket: the exact symmetric pair.
+
+    With probability ``1 - p`` the true bucket, otherwise a uniform one of ``k``
+    (dp_accounting's ``RandomizedResponseDpEvent``): the outputs "the first
+    record's bucket", "the second's" and "any other" have P-masses
+    ``(1 - p + p/k, p/k, (k-2) p/k)`` and Q-masses the first two swapped.
+
+    Parameters
+    ----------
+    noise_parameter : float
+        p, in (0, 1).
+    num_buckets : int
+        k >= 2.
+    loss_grid_step : float, optional
+        Grid spacing in nats (default: the engine's choice for the loss's spread).
+    """
+    from pld import _validate
+    from pld.loss_distribution import from_pmfs
+
+    noise = _validate.in_interval(
+        "noise_parameter", noise_parameter, 0.0, 1.0, low_open=True, high_open=True
+    )
+    buckets = _validate.integer_at_least("num_buckets", num_buckets, 2)
+    with np.errstate(divide="ignore"):
+        keep = math.log1p(-noise * (buckets - 1) / buckets)
+        other = math.log(noise / buckets)
+        rest = math.log((buckets - 2) * noise / buckets) if buckets > 2 else -math.inf
+    return from_pmfs(
+        np.array([keep, other, rest]),
+        np.array([other, keep, rest]),
+        symmetric=True,
+        loss_grid_step=loss_grid_step,
+    )
 
 
 def _kind(event: Any) -> str:
@@ -234,8 +275,6 @@ class _Converter:
         )
 
     def _RandomizedResponseDpEvent(self, event: Any, relation: str) -> Any:
-        from pld.loss_distribution import from_pmfs
-
         noise = _real(event, "noise_parameter", 0.0, 1.0)
         buckets = _count(event, "num_buckets")
         _check(buckets >= 1, event, "num_buckets must be >= 1")
@@ -249,13 +288,7 @@ class _Converter:
         )
         if noise == 0:
             return non_private()
-        with np.errstate(divide="ignore"):
-            keep = math.log1p(-noise * (buckets - 1) / buckets)
-            other = math.log(noise / buckets)
-            rest = math.log((buckets - 2) * noise / buckets) if buckets > 2 else -math.inf
-        return from_pmfs(
-            np.array([keep, other, rest]), np.array([other, keep, rest]), symmetric=True
-        )
+        return k_ary_randomized_response(noise, buckets)
 
     def _MixtureOfGaussiansDpEvent(self, event: Any, relation: str) -> Any | None:
         from pld.mechanisms.gaussian import gaussian
