@@ -39,9 +39,18 @@ _EXPORTS = {
     "shuffle_observer": "pld.mechanisms.blanket",
     "WorstPairWarning": "pld.mechanisms.blanket_continuous",
     "calibrate": "pld.calibration",
-    "load": "pld.storage",
+    "load": "pld.loss_distribution",
+    "from_dp_event": "pld.integrations.dp_events",
 }
-_SUBMODULES = ("rdp", "engine", "mechanisms", "randomizers", "plot", "progress")
+_SUBMODULES = (
+    "rdp",
+    "engine",
+    "mechanisms",
+    "randomizers",
+    "plot",
+    "progress",
+    "integrations",
+)
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 

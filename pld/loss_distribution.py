@@ -470,37 +470,113 @@ class PLD:
         copy._tail_moments = tuple(tails)
         return copy
 
-    # -- interoperability and storage (pld.interop, pld.storage) ------------
+    # -- equality and storage (pld.storage) ---------------------------------
 
-    def to_dp_accounting(self, bound: str = "upper") -> Any:
-        """This PLD as a ``dp_accounting`` ``PrivacyLossDistribution``.
+    def __eq__(self, other: object) -> bool:
+        """Value equality: same symmetry, composition flag, grid, masses and error terms.
 
-        ``bound="upper"`` gives a pessimistic one whose delta(eps) is at least
-        this PLD's upper bound; ``"lower"`` an optimistic one from the lower
-        side (see :func:`pld.interop.to_dp_accounting`).
+        Two equal PLDs answer every query identically, bit for bit;
+        ``pld.load(path) == loss`` after ``loss.save(path)``.
         """
-        from pld.interop import to_dp_accounting
+        if not isinstance(other, PLD):
+            return NotImplemented
+        return (
+            self._symmetric == other._symmetric
+            and self._composed == other._composed
+            and len(self._directions) == len(other._directions)
+            and all(
+                _same_pmf(getattr(mine, bound), getattr(theirs, bound))
+                for mine, theirs in zip(self._directions, other._directions, strict=True)
+                for bound in _BOUNDS
+            )
+        )
 
-        return to_dp_accounting(self, bound)
-
-    @classmethod
-    def from_dp_accounting(
-        cls, pessimistic: Any, optimistic: Any = None, *, loss_grid_step: float | None = None
-    ) -> PLD:
-        """Import a ``dp_accounting`` ``PrivacyLossDistribution``.
-
-        ``pessimistic`` gives the upper side; ``optimistic``, if given, the lower
-        side (see :func:`pld.interop.from_dp_accounting`).
-        """
-        from pld.interop import from_dp_accounting
-
-        return from_dp_accounting(pessimistic, optimistic, loss_grid_step=loss_grid_step)
+    # Equal PLDs hold equal float arrays; hashing them is not worth its cost.
+    __hash__ = None  # type: ignore[assignment]
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write this PLD to a small versioned file; read it back with ``pld.load(path)``."""
-        from pld.storage import save
+        """Write this PLD to a small versioned file; read it back with ``pld.load(path)``.
 
-        save(self, path)
+        The format is described in :mod:`pld.storage`; ``pld.load(path) == self``.
+        """
+        from pld.storage import save_state
+
+        save_state(self._state(), path)
+
+    def _state(self) -> dict[str, Any]:
+        """The plain state :mod:`pld.storage` writes (its docstring describes it)."""
+        return {
+            "symmetric": self._symmetric,
+            "composed": self._composed,
+            "loss_grid_step": self.loss_grid_step,
+            "directions": [
+                {bound: _pmf_state(getattr(direction, bound)) for bound in _BOUNDS}
+                for direction in self._directions
+            ],
+        }
+
+
+_BOUNDS = ("upper", "lower")
+_ERROR_FIELDS = ("junk_mass", "error_max", "error_l1", "loss_error", "mass_error")
+_PMF_FIELDS = ("offset", "infinity_mass", *_ERROR_FIELDS)
+
+
+def _same_pmf(a: LossPmf, b: LossPmf) -> bool:
+    return (
+        a.step == b.step
+        and a.bound == b.bound
+        and all(getattr(a, name) == getattr(b, name) for name in _PMF_FIELDS)
+        and np.array_equal(a.masses, b.masses)
+    )
+
+
+def _pmf_state(pmf: LossPmf) -> dict[str, Any]:
+    state: dict[str, Any] = {name: getattr(pmf, name) for name in _PMF_FIELDS}
+    state["masses"] = pmf.masses
+    return state
+
+
+def load(path: str | os.PathLike[str]) -> PLD:
+    """Read a PLD written by :meth:`PLD.save`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
+    Returns
+    -------
+    PLD
+        A PLD equal (``==``) to the one that was saved.
+
+    Raises
+    ------
+    ValueError
+        If the file is truncated or corrupted, its checksum does not match its
+        content, it was written by a newer format version, or it is not a
+        ``pld`` file (:func:`pld.storage.load_state`).
+    """
+    from pld.storage import load_state
+
+    state = load_state(path)
+    step = state["loss_grid_step"]
+    directions = [
+        _Direction(
+            *(
+                LossPmf(
+                    step,
+                    entry[bound]["offset"],
+                    entry[bound]["masses"],
+                    entry[bound]["infinity_mass"],
+                    bound,
+                    **{name: entry[bound][name] for name in _ERROR_FIELDS},
+                )
+                for bound in _BOUNDS
+            )
+        )
+        for entry in state["directions"]
+    ]
+    return PLD(directions, symmetric=state["symmetric"], composed=state["composed"])
 
 
 def _direction_from_atoms(

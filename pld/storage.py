@@ -1,4 +1,9 @@
-"""Save and load a :class:`pld.PLD` as a small, versioned, checksummed file.
+"""Save and load the plain state of a PLD as a small, versioned, checksummed file.
+
+This module knows files, not PLDs: :func:`save_state` writes and :func:`load_state`
+reads back a *state*, a dict of plain values (:meth:`pld.PLD.save` builds it and
+:func:`pld.load` builds the PLD from it), so no module imports another that
+imports it back.
 
 The file is a compressed numpy ``.npz`` archive (no pickled objects) with:
 
@@ -10,11 +15,19 @@ The file is a compressed numpy ``.npz`` archive (no pickled objects) with:
 * ``masses_<direction>_<bound>``: the float64 masses of each direction and bound;
 * ``checksum``: the SHA-256 of the metadata and of the masses' bytes.
 
-Loading rebuilds the identical object (every float is stored exactly: arrays as
+Loading returns the identical state (every float is stored exactly: arrays as
 raw float64, scalars as JSON numbers, which round-trip exactly), so every bound
 queried after loading equals the bound queried before saving. A file that is
 truncated, corrupted, tampered with, written by a newer format version or not a
 ``pld`` file at all is refused with a ``ValueError`` saying which.
+
+The state
+---------
+``{"symmetric": bool, "composed": bool, "loss_grid_step": float, "directions":
+[{"upper": pmf, "lower": pmf}, ...]}`` with one direction if symmetric, two
+otherwise, and ``pmf = {"offset": int, "masses": float64 ndarray,
+"infinity_mass": float, "junk_mass": ..., "mass_error": float}`` (the fields of
+:class:`pld.engine.loss_pmf.LossPmf` but the step and the bound).
 """
 
 from __future__ import annotations
@@ -29,16 +42,14 @@ from typing import Any
 
 import numpy as np
 
-from pld.engine.loss_pmf import LossPmf
-from pld.loss_distribution import PLD, _Direction
-
 #: Name written in every file; files without it are not ``pld`` files.
 FORMAT_NAME = "pld.PLD"
-#: Version of the layout written by :func:`save`; :func:`load` reads versions up to it.
+#: Version of the layout written by :func:`save_state`; :func:`load_state` reads versions up to it.
 FORMAT_VERSION = 1
 
-_BOUNDS = ("upper", "lower")
-_ERROR_FIELDS = ("junk_mass", "error_max", "error_l1", "loss_error", "mass_error")
+BOUNDS = ("upper", "lower")
+#: Error terms of a pmf (fields of :class:`pld.engine.loss_pmf.LossPmf`), in the state and file.
+ERROR_FIELDS = ("junk_mass", "error_max", "error_l1", "loss_error", "mass_error")
 
 
 def _array_name(direction: int, bound: str) -> str:
@@ -52,47 +63,45 @@ def _checksum(metadata_text: str, arrays: list[np.ndarray]) -> str:
     return digest.hexdigest()
 
 
-def _pmf_metadata(pmf: LossPmf) -> dict[str, Any]:
+def _pmf_metadata(pmf: dict[str, Any]) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "offset": int(pmf.offset),
-        "size": int(pmf.masses.shape[0]),
-        "infinity_mass": float(pmf.infinity_mass),
+        "offset": int(pmf["offset"]),
+        "size": int(np.shape(pmf["masses"])[0]),
+        "infinity_mass": float(pmf["infinity_mass"]),
     }
-    entry.update({name: float(getattr(pmf, name)) for name in _ERROR_FIELDS})
+    entry.update({name: float(pmf[name]) for name in ERROR_FIELDS})
     return entry
 
 
-def save(loss: PLD, path: str | os.PathLike[str]) -> None:
-    """Write ``loss`` to ``path`` (any name; no extension is added).
+def save_state(state: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write a PLD's plain state (module docstring) to ``path`` (no extension is added).
 
     Parameters
     ----------
-    loss : PLD
-        The privacy-loss distribution to store, with both bounds.
+    state : dict
+        The state, as :meth:`pld.PLD.save` builds it.
     path : str or path-like
         Destination file; written to a temporary name first and then renamed,
         so an interrupted save never leaves a half-written file under ``path``.
     """
     from pld import __version__
 
-    if not isinstance(loss, PLD):
-        raise ValueError(f"loss must be a pld.PLD (got {type(loss).__name__})")
     directions = []
     arrays: dict[str, np.ndarray] = {}
-    for index, direction in enumerate(loss._directions):
+    for index, direction in enumerate(state["directions"]):
         entry = {}
-        for bound in _BOUNDS:
-            pmf = getattr(direction, bound)
+        for bound in BOUNDS:
+            pmf = direction[bound]
             entry[bound] = _pmf_metadata(pmf)
-            arrays[_array_name(index, bound)] = np.ascontiguousarray(pmf.masses, dtype="<f8")
+            arrays[_array_name(index, bound)] = np.ascontiguousarray(pmf["masses"], dtype="<f8")
         directions.append(entry)
     metadata = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "library_version": __version__,
-        "symmetric": bool(loss.symmetric),
-        "composed": bool(loss.composed),
-        "loss_grid_step": float(loss.loss_grid_step),
+        "symmetric": bool(state["symmetric"]),
+        "composed": bool(state["composed"]),
+        "loss_grid_step": float(state["loss_grid_step"]),
         "directions": directions,
     }
     metadata_text = json.dumps(metadata, sort_keys=True, allow_nan=False)
@@ -143,9 +152,7 @@ def _finite_at_least(path: str, name: str, value: Any, low: float) -> float:
     return value
 
 
-def _rebuild_pmf(
-    path: str, entry: Any, masses: np.ndarray, step: float, bound: str, where: str
-) -> LossPmf:
+def _checked_pmf(path: str, entry: Any, masses: np.ndarray, where: str) -> dict[str, Any]:
     if not isinstance(entry, dict):
         raise _refuse(path, f"{where}: missing metadata")
     offset = entry.get("offset")
@@ -158,13 +165,13 @@ def _rebuild_pmf(
     infinity_mass = _finite_at_least(path, f"{where}.infinity_mass", entry.get("infinity_mass"), 0)
     errors = {
         name: _finite_at_least(path, f"{where}.{name}", entry.get(name), 0.0)
-        for name in _ERROR_FIELDS
+        for name in ERROR_FIELDS
     }
-    return LossPmf(step, offset, masses.copy(), infinity_mass, bound, **errors)
+    return {"offset": offset, "masses": masses.copy(), "infinity_mass": infinity_mass, **errors}
 
 
-def load(path: str | os.PathLike[str]) -> PLD:
-    """Read a PLD written by :func:`save` (or ``PLD.save``).
+def load_state(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read the state of a PLD written by :func:`save_state` (``PLD.save``).
 
     Parameters
     ----------
@@ -173,8 +180,8 @@ def load(path: str | os.PathLike[str]) -> PLD:
 
     Returns
     -------
-    PLD
-        An object equal, field by field, to the one that was saved.
+    dict
+        The state that was saved, value for value (module docstring).
 
     Raises
     ------
@@ -218,10 +225,10 @@ def load(path: str | os.PathLike[str]) -> PLD:
             f"a {'symmetric' if symmetric else 'non-symmetric'} PLD cannot have "
             f"{len(directions)} directions",
         )
-    expected = {_array_name(i, bound) for i in range(len(directions)) for bound in _BOUNDS}
+    expected = {_array_name(i, bound) for i in range(len(directions)) for bound in BOUNDS}
     if set(arrays) != expected:
         raise _refuse(path, f"expected the arrays {sorted(expected)} (got {sorted(arrays)})")
-    ordered = [arrays[_array_name(i, bound)] for i in range(len(directions)) for bound in _BOUNDS]
+    ordered = [arrays[_array_name(i, bound)] for i in range(len(directions)) for bound in BOUNDS]
     if _checksum(metadata_text, ordered) != checksum:
         raise _refuse(path, "the checksum does not match the content (the file was modified)")
     step = _finite_at_least(path, "loss_grid_step", metadata.get("loss_grid_step"), 0.0)
@@ -231,16 +238,20 @@ def load(path: str | os.PathLike[str]) -> PLD:
     for index, entry in enumerate(directions):
         if not isinstance(entry, dict):
             raise _refuse(path, f"direction {index}: missing metadata")
-        pmfs = [
-            _rebuild_pmf(
-                path,
-                entry.get(bound),
-                arrays[_array_name(index, bound)],
-                step,
-                bound,
-                f"direction {index} {bound}",
-            )
-            for bound in _BOUNDS
-        ]
-        rebuilt.append(_Direction(*pmfs))
-    return PLD(rebuilt, symmetric=symmetric, composed=composed)
+        rebuilt.append(
+            {
+                bound: _checked_pmf(
+                    path,
+                    entry.get(bound),
+                    arrays[_array_name(index, bound)],
+                    f"direction {index} {bound}",
+                )
+                for bound in BOUNDS
+            }
+        )
+    return {
+        "symmetric": symmetric,
+        "composed": composed,
+        "loss_grid_step": step,
+        "directions": rebuilt,
+    }

@@ -16,7 +16,7 @@ from pld.engine.loss_pmf import LossPmf
 EPS = np.linspace(-1.0, 3.0, 81)
 
 # Fields of a LossPmf that the file must carry (every dataclass field but the cache).
-STORED_FIELDS = ("step", "offset", "masses", "infinity_mass", "bound", *storage._ERROR_FIELDS)
+STORED_FIELDS = ("step", "offset", "masses", "infinity_mass", "bound", *storage.ERROR_FIELDS)
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +59,7 @@ def test_round_trip_is_exact(samples, name, tmp_path):
     assert loaded.symmetric == original.symmetric
     assert loaded.composed == original.composed
     assert loaded.loss_grid_step == original.loss_grid_step
+    assert loaded == original
     assert len(loaded._directions) == len(original._directions)
     for ours, theirs in zip(original._directions, loaded._directions, strict=True):
         _same_pmf(ours.upper, theirs.upper)
@@ -78,7 +79,7 @@ def test_file_is_small(samples, tmp_path):
     # "Small": at most the raw float64 masses plus a few kB of metadata and zip headers.
     loss = samples["clones x 20"]
     path = tmp_path / "loss.pld"
-    storage.save(loss, path)
+    loss.save(path)
     raw = sum(8 * getattr(d, b).masses.size for d in loss._directions for b in ("upper", "lower"))
     assert path.stat().st_size < raw + 4096
 
@@ -177,6 +178,18 @@ def test_files_that_are_not_pld_files_are_refused(tmp_path):
         pld.load(tmp_path / "missing.pld")
 
 
-def test_save_validates_its_argument(tmp_path):
-    with pytest.raises(ValueError, match="loss must be a pld.PLD"):
-        storage.save("not a PLD", tmp_path / "x")
+def test_equality_is_by_value(samples, tmp_path):
+    loss = samples["random pair"]
+    path = tmp_path / "loss.pld"
+    loss.save(path)
+    assert pld.load(path) == loss and not pld.load(path) != loss
+    # Rebuilt from the same inputs: equal; any other PLD, or a non-PLD: not equal.
+    rng = np.random.default_rng(3)
+    p, q = rng.dirichlet(np.ones(7)), rng.dirichlet(np.ones(7))
+    assert pld.from_pmfs(np.log(p), np.log(q), loss_grid_step=1e-3) == loss
+    assert pld.from_pmfs(np.log(p), np.log(q), loss_grid_step=2e-3) != loss
+    assert pld.from_pmfs(np.log(q), np.log(p), loss_grid_step=1e-3) != loss
+    assert loss.self_compose(2) != loss and samples["krr strong"] != loss
+    assert loss != "a PLD"
+    with pytest.raises(TypeError):
+        hash(loss)

@@ -1,0 +1,31 @@
+"""Adapters to the accounting libraries people already use (each an optional extra).
+
+* :mod:`pld.integrations.dp_events`: :func:`pld.from_dp_event`, Google
+  ``dp_accounting`` events as PLDs (reads only the events' fields).
+* :mod:`pld.integrations.dp_accounting`: a drop-in ``dp_accounting``
+  ``PrivacyAccountant`` and PLD export/import (``pip install 'pld[dp-accounting]'``).
+* :mod:`pld.integrations.opacus`: an Opacus accountant (``pip install 'pld[opacus]'``).
+
+Submodules are imported on first use, so ``import pld`` never imports them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+_SUBMODULES = ("dp_events", "dp_accounting", "opacus")
+
+__all__ = list(_SUBMODULES)
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"pld.integrations.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'pld.integrations' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__
