@@ -519,7 +519,7 @@ def _direction_from_atoms(
         loss, log_mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS
     )
     upper = charge_mass(upper, extra_loss, extra_mass, step)
-    rounding = loss_rounding_error(loss_scale, step)
+    rounding = loss_rounding_error(loss_scale[np.exp(log_mass) > 0], step)
     return _Direction(
         *(
             LossPmf(

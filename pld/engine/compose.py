@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pld.engine import MAX_GRID_SIZE, fft
+from pld.engine import check_grid_points, fft
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import composition_window
 
@@ -270,7 +270,8 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     Raises
     ------
     ValueError
-        If the window needs more than ``pld.engine.MAX_GRID_SIZE`` points.
+        If the window needs more grid points than the budget
+        (:func:`pld.engine.max_grid_points`).
     """
     first = factors[0][0]
     step, bound = first.step, first.bound
@@ -310,12 +311,11 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     window = composition_window([(p.offset, p.masses) for p, _ in factors], counts, step, tail_mass)
     width = window.high - window.low + 1
     length = fft.fast_length(width)
-    if length > MAX_GRID_SIZE:
-        raise ValueError(
-            f"the composition needs a grid of {length} points (limit {MAX_GRID_SIZE}, "
-            f"about {16 * length / 2**30:.1f} GiB per array); increase loss_grid_step "
-            "(coarser grid) or compose fewer rounds at a time"
-        )
+    check_grid_points(
+        length,
+        f"the composition of {sum(counts)} rounds on the grid of step {step:g} nats",
+        "increase loss_grid_step (coarser grid) or compose fewer rounds at a time",
+    )
 
     levels = math.log2(length)
     forward_errors = [

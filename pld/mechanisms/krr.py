@@ -150,7 +150,7 @@ class _Cells:
 
 
 def _check(n: object, k: object, gamma: object, adversary: object) -> tuple[int, int, float, str]:
-    n = _validate.integer_at_least("n", n, 1)
+    n = _validate.integer_at_least("n", n, 1, _validate.MAX_USERS)
     k = _validate.integer_at_least("k", k, 2)
     gamma = _validate.in_interval("gamma", gamma, 0.0, 1.0, low_open=True)
     if adversary not in ADVERSARIES:
