@@ -280,6 +280,7 @@ def _through_pair(grid: _GridPmf, step: float, side: str) -> _Direction:
         all_log_p,
         all_log_q,
         symmetric=True,
+        _symmetric_by_construction=True,  # only this direction is kept
         loss_grid_step=step,
         truncated_mass_p=min(max(0.0, 1.0 - p_total), 1.0 - 1e-12),
     )

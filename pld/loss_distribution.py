@@ -46,6 +46,10 @@ PMF_SUM_TOLERANCE = 1e-6
 #: logs are known to about 1e-12 absolute when computed in log space).
 DEFAULT_MASS_RELATIVE_ERROR = 1e-12
 
+#: Largest total-variation distance between the two directions' discretised
+#: upper pmfs for which :func:`from_pmfs` accepts ``symmetric=True``.
+SYMMETRY_TOLERANCE = 1e-9
+
 
 @dataclass(frozen=True)
 class LossAtoms:
@@ -586,6 +590,7 @@ def from_pmfs(
     truncated_mass_q: float = 0.0,
     max_loss: float | None = None,
     mass_relative_error: float = DEFAULT_MASS_RELATIVE_ERROR,
+    _symmetric_by_construction: bool = False,
 ) -> PLD:
     """The PLD of a pair of probability mass functions on a common support.
 
@@ -597,7 +602,11 @@ def from_pmfs(
         the same grid cell (docs/architecture.md, "Merged atoms").
     symmetric : bool
         Declare that the loss of Q/P under Q has the same law as that of P/Q
-        under P; only one direction is then computed.
+        under P; only one direction is then composed. The claim is checked: both
+        directions are discretised and must agree within ``SYMMETRY_TOLERANCE``
+        in total variation, and the upper side keeps their pointwise maximum, so
+        the upper bound holds for both. (Mechanisms whose pair is symmetric by
+        construction skip the check with a private flag.)
     loss_grid_step : float, optional
         Grid spacing in nats, in (0, 1]. By default
         :func:`pld.engine.choose_loss_grid_step` of the loss's standard deviation
@@ -621,6 +630,8 @@ def from_pmfs(
     PLD
         One round of the mechanism.
     """
+    if not isinstance(symmetric, (bool, np.bool_)):
+        raise ValueError(f"symmetric must be True or False (got {symmetric!r})")
     if loss_grid_step is not None:
         _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
     truncated_mass_p = _validate.in_interval(
@@ -652,7 +663,7 @@ def from_pmfs(
             loss_pq, log_p[has_p], scale[has_p], step, charged_p, extra_loss, mass_error
         )
     ]
-    if not symmetric:
+    if not symmetric or not _symmetric_by_construction:
         has_q = log_q > -np.inf
         with np.errstate(invalid="ignore"):
             loss_qp = np.where(log_p[has_q] > -np.inf, log_q[has_q] - log_p[has_q], np.inf)
@@ -661,7 +672,44 @@ def from_pmfs(
                 loss_qp, log_q[has_q], scale[has_q], step, charged_q, extra_loss, mass_error
             )
         )
+    if symmetric and not _symmetric_by_construction:
+        directions = [_checked_symmetric(*directions)]
     return PLD(directions, symmetric=symmetric)
+
+
+def _checked_symmetric(forward: _Direction, reverse: _Direction) -> _Direction:
+    """One direction for a pair declared symmetric, after checking the claim.
+
+    The upper side is the pointwise maximum of both directions' upper pmfs (and
+    of their masses at +inf): every delta of any composition is a sum of
+    non-negative weights times these masses, so it bounds both directions. The
+    lower side of either direction is a lower bound on their maximum.
+    """
+    a, b = forward.upper, reverse.upper
+    first = min(a.offset, b.offset)
+    last = max(a.offset + a.masses.size, b.offset + b.masses.size)
+    aligned = np.zeros((2, max(last - first, 0)))
+    aligned[0, a.offset - first : a.offset - first + a.masses.size] = a.masses
+    aligned[1, b.offset - first : b.offset - first + b.masses.size] = b.masses
+    distance = 0.5 * (
+        math.fsum(np.abs(aligned[0] - aligned[1])) + abs(a.infinity_mass - b.infinity_mass)
+    )
+    if not distance <= SYMMETRY_TOLERANCE:
+        raise ValueError(
+            "symmetric=True needs the loss of Q/P under Q to have the law of the loss of P/Q "
+            f"under P, but they are {distance:.3g} apart in total variation (tolerance "
+            f"{SYMMETRY_TOLERANCE:g}); pass symmetric=False"
+        )
+    upper = LossPmf(
+        a.step,
+        first,
+        np.max(aligned, axis=0),
+        max(a.infinity_mass, b.infinity_mass),
+        "upper",
+        loss_error=max(a.loss_error, b.loss_error),
+        mass_error=max(a.mass_error, b.mass_error),
+    )
+    return _Direction(upper, forward.lower)
 
 
 def from_bounds(*, upper: PLD, lower: PLD) -> PLD:

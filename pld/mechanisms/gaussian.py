@@ -98,6 +98,7 @@ def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | 
         log_p,
         log_q,
         symmetric=True,
+        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=outside_p,
         truncated_mass_q=outside_q,

@@ -801,6 +801,7 @@ def _pld_from_cells(cells: _Cells, step: float, max_loss: float | None) -> PLD:
         log_p,
         log_q,
         symmetric=True,
+        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=cells.dropped,
         truncated_mass_q=cells.dropped,
@@ -870,7 +871,9 @@ def krr(
     loss_grid_step = _check_step(loss_grid_step)
     if gamma == 1.0:
         step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
-        return from_pmfs([0.0], [0.0], symmetric=True, loss_grid_step=step)
+        return from_pmfs(
+            [0.0], [0.0], symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
+        )
     max_loss = ldp_epsilon(k, gamma) if adversary == "weak" else None
     upper, lower = _components(n, k, gamma, adversary, tail_mass, max_atoms)
     cells, step = _merge_on_default_grid(upper, loss_grid_step, tail_mass)

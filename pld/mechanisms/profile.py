@@ -417,4 +417,6 @@ def from_privacy_profile(
         _LOGGER.debug("profile values moved by up to %.3g onto their convex hull", defect)
     pair = pair_from_hull(grid, vertices, hull, "upper")
     log_p, log_q = pair.log_pmfs()
-    return from_pmfs(log_p, log_q, symmetric=True, loss_grid_step=loss_grid_step)
+    return from_pmfs(
+        log_p, log_q, symmetric=True, _symmetric_by_construction=True, loss_grid_step=loss_grid_step
+    )

@@ -39,7 +39,11 @@ def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> 
     log_true = -np.logaddexp(0.0, -eps0)
     log_flip = -np.logaddexp(0.0, eps0)
     return from_pmfs(
-        [log_true, log_flip], [log_flip, log_true], symmetric=True, loss_grid_step=loss_grid_step
+        [log_true, log_flip],
+        [log_flip, log_true],
+        symmetric=True,
+        _symmetric_by_construction=True,
+        loss_grid_step=loss_grid_step,
     )
 
 
