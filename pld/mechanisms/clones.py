@@ -138,11 +138,11 @@ DEFAULT_MAX_CELLS = 2**22
 #: (:func:`pld.engine.check_grid_points`): a point costs about 1 ns (3.8e8 points
 #: in 0.4 s at n = 10^7 on the reference machine), a grid point of a
 #: composition about 16 ns (an FFT pair and powering at 2^22 points).
-LATTICE_POINTS_PER_GRID_POINT = 16
+LATTICE_POINTS_PER_GRID_POINT = 8
 
 #: Lattice points walked per call of the numba kernel: calls of ~0.1 s, between
 #: which Python sees Ctrl-C.
-KERNEL_CHUNK_POINTS = 50_000_000
+KERNEL_CHUNK_POINTS = 20_000_000
 
 #: A row of the grid-free hockey stick costs about this many grid points of
 #: work per eps (a few scipy binomial evaluations).
@@ -742,8 +742,8 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
         f"[-eps0, eps0] = [-{eps0:g}, {eps0:g}] on the grid of step {step:g} nats",
         f"increase loss_grid_step (to at least {2 * eps0 / max_grid_points():.3g})",
     )
-    totals = rows.totals[::row_stride]
-    low = rows.low[::row_stride]
+    totals = np.ascontiguousarray(rows.totals[::row_stride])
+    low = np.ascontiguousarray(rows.low[::row_stride])
     cell_p = np.zeros(n_cells)
     cell_q = np.zeros(n_cells)
     edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
