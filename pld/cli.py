@@ -433,7 +433,9 @@ def _eps_grid(args: argparse.Namespace, losses: Sequence[Any]) -> list[float]:
     else:
         low, high = 0.0, 0.0
         for loss in losses:
-            reach = loss.epsilon(CURVE_RANGE_DELTA)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                reach = loss.epsilon(CURVE_RANGE_DELTA)
             if not math.isfinite(reach):
                 reach = max(float(np.max(a.loss, initial=0.0)) for a in loss.atoms("upper"))
             high = max(high, reach)
