@@ -135,9 +135,10 @@ PROBE_ROWS = 512
 DEFAULT_MAX_CELLS = 2**22
 
 #: Lattice points the kernel walks per grid point of the work budget
-#: (:func:`pld.engine.check_grid_points`): a point costs about 1 ns (3.8e8 points
-#: in 0.4 s at n = 10^7 on the reference machine), a grid point of a
-#: composition about 16 ns (an FFT pair and powering at 2^22 points).
+#: (:func:`pld.engine.check_grid_points`): a point costs about 8 ns (3.8e8 points
+#: in 2.8-3.5 s at n = 10^7 on the shared reference machine), a grid point of a
+#: composition several times more (transforms, powering, queries). The default
+#: budget thus allows about 5e8 points (~4 s; n ~ 1.3e7 at eps0 = 1).
 LATTICE_POINTS_PER_GRID_POINT = 8
 
 #: Lattice points walked per call of the numba kernel: calls of ~0.1 s, between
@@ -685,36 +686,47 @@ def _cells_on_default_grid(pair: _ClonesPair, truncation: str, tail_mass: float)
     return _merged_cells(pair, rows, step)
 
 
-def _check_work(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> None:
-    """Refuse, before any allocation, a construction beyond the work and memory budget.
+def _work_estimate(pair: _ClonesPair, truncation: str, tail_mass: float) -> tuple[float, float]:
+    """Upper estimates of the rows and of the lattice points that the kernel walks.
 
-    The kernel walks every kept lattice point: at most (rows) x (widest row).
-    Both windows are estimated in closed form by Bernstein's inequality, which
-    contains the quantile windows and the Hoeffding ones (up to a rounding
-    cell): for X ~ Bin(N, ρ) and L = log(4/τ), P(|X - Nρ| > t) <= τ/4 per side
-    for t = sqrt(2 N ρ (1 - ρ) L) + 2 L / 3, and Hoeffding's t = sqrt(N L / 2) is
-    used instead where smaller. Each lattice point costs
-    ``1 / LATTICE_POINTS_PER_GRID_POINT`` grid point, plus the per-row arrays and
-    the cells of [-ε0, ε0].
+    At most (rows) x (widest row), with both windows in closed form. For
+    X ~ Bin(N, ρ) and L = log(4/τ), Hoeffding's window (``truncation="hoeffding"``)
+    has half-width sqrt(N L / 2); the quantile windows lie inside it and inside
+    Bernstein's, P(|X - Nρ| > t) <= τ/4 per side for
+    t = sqrt(2 N ρ (1 - ρ) L) + 2 L / 3, so the smaller of the two is used.
     """
     log_tail = math.log(4.0 / tail_mass)
     trials = pair.n - 1.0
 
     def half_width(count: float, prob: float) -> float:
+        hoeffding = math.sqrt(count * log_tail / 2.0)
+        if truncation == "hoeffding":
+            return hoeffding + 1.0
         bernstein = math.sqrt(2.0 * count * prob * (1.0 - prob) * log_tail) + 2.0 * log_tail / 3
-        return min(bernstein, math.sqrt(count * log_tail / 2.0)) + 1.0
+        return min(bernstein, hoeffding) + 1.0
 
     spread = half_width(trials, pair.rho)
     rows = min(trials + 1.0, 2.0 * spread) + 2.0
     largest = min(trials, pair.rho * trials + spread) + 1.0
     widest = min(largest + 1.0, 2.0 * half_width(largest, 0.5)) + 2.0
-    lattice = rows * widest
+    return rows, rows * widest
+
+
+def _check_work(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> None:
+    """Refuse, before any allocation, a construction beyond the work and memory budget.
+
+    Each lattice point walked (:func:`_work_estimate`) costs
+    ``1 / LATTICE_POINTS_PER_GRID_POINT`` grid point, plus the per-row arrays and
+    the cells of [-ε0, ε0].
+    """
+    rows, lattice = _work_estimate(pair, truncation, tail_mass)
     cells = DEFAULT_MAX_CELLS if step is None else 2 * pair.eps0 / step
     check_grid_points(
         lattice / LATTICE_POINTS_PER_GRID_POINT + 8 * rows + cells,
         f"clones(n={pair.n}, eps0={pair.eps0:g}) (about {lattice:.3g} lattice points to walk "
         f"in {rows:.3g} rows)",
-        "use a smaller n (the result for n users also bounds any larger n)",
+        "use a smaller n (the result for n users also bounds any larger n) or "
+        "truncation='quantile'",
     )
 
 
