@@ -47,8 +47,9 @@ PMF_SUM_TOLERANCE = 1e-6
 DEFAULT_MASS_RELATIVE_ERROR = 1e-12
 
 #: Largest total-variation distance between the two directions' discretised
-#: upper pmfs for which :func:`from_pmfs` accepts ``symmetric=True``.
-SYMMETRY_TOLERANCE = 1e-9
+#: upper pmfs for which :func:`from_pmfs` accepts ``symmetric=True`` (the mass
+#: tolerance; the upper side keeps the maximum of both, so it holds regardless).
+SYMMETRY_TOLERANCE = PMF_SUM_TOLERANCE
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,9 @@ def gaussian_delta(eps: float | np.ndarray, sigma: float, sensitivity: float = 1
     eps = np.asarray(eps, dtype=np.float64)
     log_first = log_ndtr(-eps / a + a / 2)
     log_second = eps + log_ndtr(-eps / a - a / 2)
-    with np.errstate(divide="ignore"):
-        return np.exp(log_first) * -np.expm1(np.minimum(log_second - log_first, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.exp(log_first) * -np.expm1(np.minimum(log_second - log_first, 0.0))
+    return np.where(log_first == -np.inf, 0.0, value)
 
 
 @refinable
