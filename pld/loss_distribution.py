@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from pld import _validate
-from pld.engine import DEFAULT_TAIL_MASS, choose_loss_grid_step
+from pld.engine import DEFAULT_TAIL_MASS, check_grid_points, choose_loss_grid_step
 from pld.engine.loss_pmf import LossPmf
 from pld.refinement import (
     DEFAULT_REL_ACCURACY,
@@ -398,7 +398,7 @@ class PLD:
         bound : {"upper", "lower"}
             Which discretisation: the dominating one or the dominated one.
         """
-        if bound not in ("upper", "lower"):
+        if not isinstance(bound, str) or bound not in ("upper", "lower"):
             raise ValueError(f"bound must be 'upper' or 'lower' (got {bound!r})")
         result = []
         for direction in self._directions:
@@ -866,6 +866,12 @@ def compose(
         return plds[0] if target == plds[0].rel_accuracy else plds[0].with_rel_accuracy(target)
     operands = plds
     plds, factors = _common_grid(plds)
+    check_grid_points(
+        sum(p._directions[0].upper.masses.size * factors[id(p)] for p in plds),
+        f"placing PLDs of loss_grid_step {sorted({p.loss_grid_step for p in plds})} on the "
+        "finest grid",
+        "build them with one loss_grid_step",
+    )
     counts: dict[int, list] = {}
     for item in plds:
         counts.setdefault(id(item), [item, 0])[1] += rounds
