@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
 import re
 import time
 import warnings
@@ -37,7 +38,7 @@ TIME_LIMIT = 10.0
 
 #: Examples per table entry: the default run, and the long profile under ``slow``.
 DEFAULT_EXAMPLES = 12
-LONG_EXAMPLES = 300
+LONG_EXAMPLES = int(os.environ.get("PLD_FUZZ_EXAMPLES", "300"))
 
 EPS = np.array([-1.0, 0.0, 0.25, 0.5, 1.0, 2.0, 5.0, 50.0])
 DELTAS = (0.5, 1e-3, 1e-9)
