@@ -24,7 +24,12 @@ from typing import Any, TypeVar
 import numpy as np
 
 from pld import _validate
-from pld.engine import DEFAULT_TAIL_MASS, check_grid_points, choose_loss_grid_step
+from pld.engine import (
+    DEFAULT_TAIL_MASS,
+    MIN_LOSS_GRID_STEP,
+    check_grid_points,
+    choose_loss_grid_step,
+)
 from pld.engine.loss_pmf import LossPmf
 from pld.refinement import (
     DEFAULT_REL_ACCURACY,
@@ -331,8 +336,8 @@ class PLD:
             whose upper bound is at least ``1e-15`` meets it (:mod:`pld.refinement`);
             otherwise an ``AccuracyWarning`` names the limit. 1 turns refinement off.
         """
-        scalar = np.ndim(eps) == 0
         values = _validate.real_array("eps", eps)
+        scalar = np.ndim(eps) == 0
         target = self._target(rel_accuracy)
 
         def widths(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -607,9 +612,11 @@ def from_pmfs(
         directions are discretised and must agree within ``SYMMETRY_TOLERANCE``
         in total variation, and the upper side keeps their pointwise maximum, so
         the upper bound holds for both. (Mechanisms whose pair is symmetric by
-        construction skip the check with a private flag.)
+        construction, or whose one direction bounds both orders of neighbours
+        as a connect-the-dots pair of a privacy profile does, skip the check with
+        a private flag.)
     loss_grid_step : float, optional
-        Grid spacing in nats, in (0, 1]. By default
+        Grid spacing in nats, in [1e-12, 1]. By default
         :func:`pld.engine.choose_loss_grid_step` of the loss's standard deviation
         under P. Pass it explicitly when the outcomes are merged atoms (they
         must be merged on the grid they will be placed on).
@@ -634,7 +641,7 @@ def from_pmfs(
     if not isinstance(symmetric, (bool, np.bool_)):
         raise ValueError(f"symmetric must be True or False (got {symmetric!r})")
     if loss_grid_step is not None:
-        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+        _validate.in_interval("loss_grid_step", loss_grid_step, MIN_LOSS_GRID_STEP, 1.0)
     truncated_mass_p = _validate.in_interval(
         "truncated_mass_p", truncated_mass_p, 0.0, 1.0, high_open=True
     )

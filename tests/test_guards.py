@@ -214,7 +214,9 @@ def test_a_genuinely_huge_loss_range_is_refused_naming_loss_grid_step():
 
 def test_loss_beyond_the_grid_index_range_is_refused():
     with pytest.raises(ValueError, match="loss_grid_step"):
-        pld.from_pmfs(np.log([0.5, 0.5]), [-700.0, -1e-300], loss_grid_step=1e-300)
+        pld.from_pmfs([0.0, -math.inf], [-1e300, 0.0])  # P's only atom at loss 1e300
+    with pytest.raises(ValueError, match=r"loss_grid_step must lie in \[1e-12, 1\]"):
+        pld.from_pmfs([0.0], [0.0], loss_grid_step=1e-300)
 
 
 def test_a_far_max_loss_charge_goes_to_infinity_instead_of_a_huge_grid():

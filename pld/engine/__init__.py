@@ -20,6 +20,10 @@ DEFAULT_LOSS_GRID_STEP = 1e-3
 #: T <= 1000 rounds (tests/test_reference_mechanisms.py).
 STEPS_PER_LOSS_STD = 64
 
+#: Finest grid accepted, in nats: grid indices of losses and of queried eps, and
+#: the queries' discount rates, must stay far inside float64 and int64.
+MIN_LOSS_GRID_STEP = 1e-12
+
 #: Finest default grid: DEFAULT_LOSS_GRID_STEP / 2**MAX_REFINEMENT.
 MAX_REFINEMENT = 12
 
@@ -120,6 +124,7 @@ __all__ = [
     "MAX_GRID_SIZE",
     "MAX_REFINED_GRID_SIZE",
     "MAX_REFINEMENT",
+    "MIN_LOSS_GRID_STEP",
     "STEPS_PER_LOSS_STD",
     "check_grid_points",
     "choose_loss_grid_step",
