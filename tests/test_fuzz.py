@@ -158,6 +158,7 @@ class Entry:
     aliases: tuple[str, ...] = ()
     positional: bool = False  # pass the required arguments positionally
     exact: tuple[str, ...] = ()  # arguments never replaced by wild values (e.g. self)
+    check: Callable[[Any], None] | None = None  # property of a result that is not a PLD
 
 
 CONSTRUCTORS: dict[str, Entry] = {
@@ -244,6 +245,27 @@ CONSTRUCTORS: dict[str, Entry] = {
         exact=("base",),
     ),
 }
+
+
+def _check_calibration(result: Any) -> None:
+    """The calibrated value meets its target with the upper bound."""
+    assert result.delta_upper <= result.target_delta
+    assert result.eps_upper <= result.target_eps
+
+
+CONSTRUCTORS["calibrate"] = Entry(
+    lambda param, target_eps, target_delta, **options: pld.calibrate(
+        pld.gaussian, param, target_eps=target_eps, target_delta=target_delta, **options
+    ),
+    {
+        "param": st.sampled_from(["sigma"]),
+        "target_eps": reals(0.2, 5.0),
+        "target_delta": reals(1e-10, 0.1),
+    },
+    {"rounds": st.integers(1, 50), "tolerance": reals(1e-3, 0.1)},
+    positional=True,
+    check=_check_calibration,
+)
 
 QUERIES: dict[str, Entry] = {
     "delta_bounds": Entry(
@@ -336,7 +358,9 @@ def _draw_arguments(data: st.DataObject, entry: Entry) -> tuple[list, dict]:
 def _fuzz(data: st.DataObject, entry: Entry) -> None:
     args, kwargs = _draw_arguments(data, entry)
     result = _checked_call(lambda: entry.call(*args, **kwargs), _names(entry))
-    if isinstance(result, pld.PLD):
+    if entry.check is not None and result is not None:
+        entry.check(result)
+    elif isinstance(result, pld.PLD):
         _check_pld(result)
     elif isinstance(result, tuple) and len(result) == 2:
         lower, upper = (np.asarray(v, dtype=float) for v in result)

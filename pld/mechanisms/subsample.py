@@ -62,7 +62,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from pld import _validate
-from pld.engine import choose_loss_grid_step
+from pld.engine import MIN_LOSS_GRID_STEP, choose_loss_grid_step
 from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.mechanisms._mixture import Curve, base_curves, branches, curve_from_atoms, kink_reach
 from pld.mechanisms._spec import MechanismSpec, Option
@@ -95,6 +95,9 @@ LOWER_REFINEMENT = 4
 #: one-round upper delta exceeds Lemma 7's h by more than this and by more than h
 #: itself (the bound is then loose by over a factor of two, up to vacuous).
 LOOSE_GRID_EXCESS = 1e-2
+
+#: Smallest subsampling rate computed (a smaller one is computed as this one).
+_SMALLEST_RATE = 1e-12
 
 #: Points of [0, reach] at which a user's eps grid is checked.
 LOOSE_GRID_CHECKS = 65
@@ -325,8 +328,12 @@ def subsample(
     if not isinstance(base, PLD):
         raise ValueError(f"base must be a pld.PLD (got {type(base).__name__})")
     rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
+    # A larger rate dominates: (gamma P + (1 - gamma) Q, Q) is a post-processing of the
+    # mixture at gamma' > gamma (keep the output w.p. gamma/gamma', else draw from Q),
+    # and likewise for eq. (6); below _SMALLEST_RATE the terms overflow float64.
+    rate = max(rate, _SMALLEST_RATE)
     if loss_grid_step is not None:
-        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+        _validate.in_interval("loss_grid_step", loss_grid_step, MIN_LOSS_GRID_STEP, 1.0)
     if tolerance is not None:
         tolerance = _validate.in_interval(
             "tolerance", tolerance, 0.0, 1.0, low_open=True, high_open=True
