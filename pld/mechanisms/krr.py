@@ -79,7 +79,12 @@ from scipy.special import gammaln, xlogy
 from scipy.stats import binom
 
 from pld import _validate
-from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS, choose_loss_grid_step
+from pld.engine import (
+    DEFAULT_LOSS_GRID_STEP,
+    DEFAULT_TAIL_MASS,
+    check_grid_points,
+    choose_loss_grid_step,
+)
 from pld.engine.discretise import SNAP_RELATIVE
 from pld.engine.loss_pmf import LossPmf
 from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
@@ -745,6 +750,14 @@ def _merge(components: _Components, step: float, tail_mass: float) -> _Cells:
     centre = np.minimum(np.maximum(size // 2, low), size - low)
     centre_scale = weight * binom.pmf(centre, size, 0.5) / (size / 2 + offset)
     smallest, largest = _finite_range(size, offset, low)
+    low_cell = min(smallest / step - 1, 0.0) if math.isfinite(smallest) else 0.0
+    high_cell = max(largest / step + 1, 0.0) if math.isfinite(largest) else 0.0
+    check_grid_points(
+        high_cell - low_cell + 2,
+        f"shuffled k-RR losses in [{smallest:.3g}, {largest:.3g}] nats on the grid of step "
+        f"{step:g} nats",
+        "increase loss_grid_step",
+    )
     first = min(math.floor(smallest / step) - 1, 0) if math.isfinite(smallest) else 0
     last = max(math.floor(largest / step) + 1, 0) if math.isfinite(largest) else 0
     p, q, p_inf, q_inf, terms = _cell_masses(
