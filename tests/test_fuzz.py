@@ -227,6 +227,50 @@ CONSTRUCTORS: dict[str, Entry] = {
         aliases=("eps_grid or num_points",),
         positional=True,
     ),
+    "laplace": Entry(
+        pld.laplace,
+        {},
+        {"scale": reals(0.05, 20.0), "sensitivity": reals(0.01, 5.0), "loss_grid_step": steps()},
+    ),
+    "discrete_laplace": Entry(
+        pld.discrete_laplace,
+        {},
+        {
+            "parameter": reals(0.01, 5.0),
+            "sensitivity": st.integers(1, 50),
+            "loss_grid_step": steps(),
+        },
+        aliases=("parameter * sensitivity",),
+    ),
+    "discrete_gaussian": Entry(
+        pld.discrete_gaussian,
+        {},
+        {"sigma": reals(0.2, 20.0), "sensitivity": st.integers(1, 20), "loss_grid_step": steps()},
+    ),
+    "pure_dp": Entry(pld.pure_dp, {}, {"eps": reals(0.0, 10.0), "loss_grid_step": steps()}),
+    "approximate_dp": Entry(
+        pld.approximate_dp,
+        {},
+        {"eps": reals(0.0, 10.0), "delta": reals(0.0, 0.5), "loss_grid_step": steps()},
+    ),
+    "poisson_subsample": Entry(
+        pld.poisson_subsample,
+        {"base": plds()},
+        {
+            "rate": reals(1e-3, 1.0),
+            "adjacency": st.sampled_from(["add-remove", "replace"]),
+            "loss_grid_step": steps(),
+        },
+    ),
+    "subsample_without_replacement": Entry(
+        pld.subsample_without_replacement,
+        {"base": plds()},
+        {
+            "rate": reals(1e-3, 1.0),
+            "adjacency": st.sampled_from(["add-remove", "replace"]),
+            "loss_grid_step": steps(),
+        },
+    ),
     "compose": Entry(
         lambda first, second, rounds=1, tail_mass=1e-15: pld.compose(
             first, second, rounds=rounds, tail_mass=tail_mass

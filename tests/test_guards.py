@@ -296,6 +296,11 @@ def _self_duality_gap(loss: pld.PLD, eps: np.ndarray) -> float:
         lambda: pld.krr(1000, 4, 0.25),
         lambda: pld.krr(100, 4, 0.25, "weak"),
         lambda: pld.subsample(pld.clones(1000, 1.0), 0.1),
+        lambda: pld.laplace(1.0),
+        lambda: pld.discrete_laplace(0.5, 3),
+        lambda: pld.discrete_gaussian(2.0),
+        lambda: pld.pure_dp(1.0),
+        lambda: pld.approximate_dp(1.0, 1e-6),
         lambda: pld.from_privacy_profile(
             lambda e: gaussian_delta(e, 1.0), np.linspace(-3.0, 3.0, 601)
         ),
