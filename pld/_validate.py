@@ -85,6 +85,13 @@ def integer_at_least(name: str, value: object, minimum: int, maximum: int | None
     return result
 
 
+def one_of(name: str, value: object, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the strings ``choices``, or raise naming them."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices} (got {value!r})")
+    return value
+
+
 def real_array(name: str, values: object) -> np.ndarray:
     """Return a 1-d float64 array of finite reals, or raise.
 

@@ -422,3 +422,21 @@ def test_cli_refusals_are_one_line(capsys):
         _cli(capsys, "delta", "--mechanism", "gaussian", "--sigma", "1e-300", "--eps", "1"),
         "loss_grid_step",
     )
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: pld.krr(10, 4, 0.5, np.zeros(2)), "adversary"),
+        (lambda: pld.clones(10, 1.0, truncation=np.zeros(2)), "truncation"),
+        (
+            lambda: pld.poisson_subsample(pld.gaussian(1.0), 0.1, adjacency=np.zeros((2, 2))),
+            "adjacency",
+        ),
+        (lambda: pld.gaussian(1.0).atoms(np.zeros(2)), "bound"),
+        (lambda: pld.gaussian(1.0).delta_bounds([[0.1], [0.2, 0.3]]), "eps"),
+    ],
+)
+def test_arrays_where_a_word_is_expected_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

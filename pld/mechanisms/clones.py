@@ -220,14 +220,13 @@ def _feldman_2021_pair(n: int, eps0: float) -> _ClonesPair:
 
 def _analysed_pair(n: object, eps0: object, p: object, analysis: str) -> _ClonesPair:
     """The pair of seed 004 eq 3.1-3.2 (``"2022"``) or of Feldman et al. 2021 (``"2021"``)."""
+    analysis = _validate.one_of("analysis", analysis, ("2022", "2021"))
     if analysis == "2022":
         return _pair(n, eps0, p)
-    if analysis == "2021":
-        if p is not None:
-            raise ValueError("p applies to analysis='2022' only")
-        pair = _pair(n, eps0, None)
-        return _feldman_2021_pair(pair.n, pair.eps0)
-    raise ValueError(f"analysis must be '2022' or '2021' (got {analysis!r})")
+    if p is not None:
+        raise ValueError("p applies to analysis='2022' only")
+    pair = _pair(n, eps0, None)
+    return _feldman_2021_pair(pair.n, pair.eps0)
 
 
 # -- exact lattice -----------------------------------------------------------------
@@ -739,9 +738,7 @@ def _cells(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | N
 
 
 def _truncation(truncation: object) -> str:
-    if truncation not in TRUNCATIONS:
-        raise ValueError(f"truncation must be one of {TRUNCATIONS} (got {truncation!r})")
-    return str(truncation)
+    return _validate.one_of("truncation", truncation, TRUNCATIONS)
 
 
 def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -> ClonesCells:

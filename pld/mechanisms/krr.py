@@ -158,8 +158,7 @@ def _check(n: object, k: object, gamma: object, adversary: object) -> tuple[int,
     n = _validate.integer_at_least("n", n, 1, _validate.MAX_USERS)
     k = _validate.integer_at_least("k", k, 2)
     gamma = _validate.in_interval("gamma", gamma, 0.0, 1.0, low_open=True)
-    if adversary not in ADVERSARIES:
-        raise ValueError(f"adversary must be one of {ADVERSARIES} (got {adversary!r})")
+    adversary = _validate.one_of("adversary", adversary, ADVERSARIES)
     return n, k, gamma, adversary
 
 
