@@ -28,7 +28,7 @@ from pld import _validate
 from pld.engine import DEFAULT_LOSS_GRID_STEP, check_grid_points, choose_loss_grid_step
 from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
-from pld.mechanisms.gaussian import gaussian, log_normal_interval_mass
+from pld.mechanisms.gaussian import WORK_PER_CELL, gaussian, log_normal_interval_mass
 
 #: Mass of each distribution above the last cell (charged to +inf).
 _TRUNCATION = 1e-20
@@ -127,7 +127,7 @@ def _cells(sigma: float, rate: float, step: float):
     else:
         top_loss = math.log1p(rate * math.expm1(exponent))
     check_grid_points(
-        (top_loss - math.log1p(-rate)) / step + 2,
+        WORK_PER_CELL * ((top_loss - math.log1p(-rate)) / step + 2),
         f"subsampled_gaussian(sigma={sigma:g}, rate={rate:g}) on the grid of step {step:g} nats",
         "increase sigma or loss_grid_step",
     )
