@@ -102,7 +102,6 @@ def check_grid_points(points: float, what: str, knob: str) -> None:
     )
 
 
-
 def choose_loss_grid_step(loss_std: float, steps_per_std: float = STEPS_PER_LOSS_STD) -> float:
     """Default grid step for a mechanism whose one-round loss has this standard deviation.
 
