@@ -59,29 +59,66 @@ def in_interval(
     return value
 
 
-def integer_at_least(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` as an int, or raise unless it is an integer >= ``minimum``."""
+#: Largest number of users accepted by the shuffle mechanisms (about 1.1e12):
+#: scipy's binomial quantiles (Boost) were measured reliable up to 2^40 trials
+#: and return NaN at 2^53.
+MAX_USERS = 2**40
+
+
+def integer_at_least(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` as an int, or raise unless it is an integer in [minimum, maximum]."""
+    allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
     if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
+        raise ValueError(f"{name} must be an integer {allowed} (got {value!r})")
     if isinstance(value, (Integral, np.integer)):
         result = int(value)
-    elif isinstance(value, (Real, np.floating)) and float(value).is_integer():
+    elif (
+        isinstance(value, (Real, np.floating))
+        and math.isfinite(float(value))
+        and float(value).is_integer()
+    ):
         result = int(value)
     else:
-        raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
-    if result < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum} (got {value!r})")
+        raise ValueError(f"{name} must be an integer {allowed} (got {value!r})")
+    if result < minimum or (maximum is not None and result > maximum):
+        raise ValueError(f"{name} must be an integer {allowed} (got {value!r})")
     return result
 
 
+def one_of(name: str, value: object, choices: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of the strings ``choices``, or raise naming them."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices} (got {value!r})")
+    return value
+
+
 def real_array(name: str, values: object) -> np.ndarray:
-    """Return a 1-d float64 array of finite reals, or raise."""
+    """Return a 1-d float64 array of finite reals, or raise.
+
+    Strings, bytes and booleans are refused even where numpy would convert them.
+    """
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"{name} must be an array of finite real numbers (got {values!r})")
     try:
-        array = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        raw = np.asarray(values)
     except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be an array of finite real numbers") from error
+    if raw.dtype.kind not in "iuf" and not (raw.dtype.kind == "O" and _all_real(raw)):
+        raise ValueError(f"{name} must be an array of finite real numbers (got dtype {raw.dtype})")
+    try:
+        array = np.atleast_1d(raw.astype(np.float64))
+    except (TypeError, ValueError, OverflowError) as error:
         raise ValueError(f"{name} must be an array of finite real numbers") from error
     if array.ndim != 1:
         raise ValueError(f"{name} must be a scalar or a 1-d array (got shape {array.shape})")
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must contain only finite real numbers")
     return array
+
+
+def _all_real(raw: np.ndarray) -> bool:
+    """True when every entry of an object array is a real number (not a bool or a string)."""
+    return all(
+        isinstance(item, (Real, np.floating, np.integer)) and not isinstance(item, bool)
+        for item in raw.ravel()
+    )

@@ -279,7 +279,7 @@ def calibrate(
 
     if not callable(mechanism):
         raise ValueError(f"mechanism must be a callable returning a pld.PLD (got {mechanism!r})")
-    if param not in PARAMETERS:
+    if not isinstance(param, str) or param not in PARAMETERS:
         raise ValueError(f"param must be one of {', '.join(PARAMETERS)} (got {param!r})")
     spec = PARAMETERS[param]
     if param in fixed:

@@ -17,6 +17,7 @@ import importlib
 import itertools
 import json
 import math
+import os
 import sys
 import textwrap
 import warnings
@@ -432,7 +433,9 @@ def _eps_grid(args: argparse.Namespace, losses: Sequence[Any]) -> list[float]:
     else:
         low, high = 0.0, 0.0
         for loss in losses:
-            reach = loss.epsilon(CURVE_RANGE_DELTA)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                reach = loss.epsilon(CURVE_RANGE_DELTA)
             if not math.isfinite(reach):
                 reach = max(float(np.max(a.loss, initial=0.0)) for a in loss.atoms("upper"))
             high = max(high, reach)
@@ -451,6 +454,11 @@ def _run_curve(args: argparse.Namespace) -> dict[str, Any]:
             require_matplotlib()
         except ImportError as error:
             raise UsageError(f"--plot: {error}") from error
+    for path in (args.csv, args.plot):
+        if path is not None:
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+                raise UsageError(f"cannot write {path}: {folder} is not a writable directory")
     series = _curve_series(args)
     built: dict[int, Any] = {}
     with progress_bar(total=len(series), desc="curves", unit="curve") as bar:
@@ -494,12 +502,13 @@ def _write_outputs(
     if args.csv is not None:
         from pld.plot import save_csv
 
-        save_csv(curves, args.csv, header=header)
+        _write(args.csv, lambda: save_csv(curves, args.csv, header=header))
         written.append(args.csv)
     if args.plot is not None:
         from pld.plot import plot_curves, plot_tradeoff
 
-        (plot_tradeoff if header[0] == "fpr" else plot_curves)(curves, path=args.plot)
+        plot = plot_tradeoff if header[0] == "fpr" else plot_curves
+        _write(args.plot, lambda: plot(curves, path=args.plot))
         written.append(args.plot)
     if written and not args.quiet:
         print(f"pld: wrote {', '.join(written)}", file=sys.stderr)
@@ -536,6 +545,15 @@ def _tradeoff_result(args: argparse.Namespace, series: list[dict[str, Any]]) -> 
             for item in series
         ],
     }
+
+
+def _write(path: str, writer: Any) -> None:
+    """Run ``writer``; a file that cannot be written is a usage error naming it."""
+    try:
+        writer()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise UsageError(f"cannot write {path}: {reason}") from error
 
 
 def _curve_table(result: dict[str, Any]) -> str:
@@ -602,6 +620,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if quiet:
         progress.set_default(False)
     try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return _main(argv)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except KeyboardInterrupt:
+        print("pld: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        progress.set_default(previous)
+
+
+def _main(argv: list[str]) -> int:
+    """Parse, run and print; every failure becomes one ``pld: error:`` line and exit code 2."""
+    quiet = QUIET_FLAG in argv
+    try:
         specs = mechanism_specs() if _command_of(argv) in MECHANISM_COMMANDS else {}
         args, extra = _build_parser(specs).parse_known_args(argv)
         if extra and args.command not in MECHANISM_COMMANDS:
@@ -617,17 +652,43 @@ def main(argv: Sequence[str] | None = None) -> int:
                 warnings.warn_explicit(
                     item.message, item.category, item.filename, item.lineno, source=item.source
                 )
-    except (UsageError, ValueError) as error:
-        message = " ".join(str(error).split())
-        print(f"pld: error: {message}", file=sys.stderr)
-        return 2
-    finally:
-        progress.set_default(previous)
-    if getattr(args, "json", False):
-        print(json.dumps({k: _json_value(v) for k, v in result.items()}))
-    else:
-        print(getattr(args, "table", format_table)(result))
+        if getattr(args, "json", False):
+            text = json.dumps({k: _json_value(v) for k, v in result.items()})
+        else:
+            text = getattr(args, "table", format_table)(result)
+    except (UsageError, ValueError, TypeError) as error:
+        return _error(str(error))
+    except MemoryError:
+        return _error(
+            "out of memory; lower the work budget (environment variable PLD_MAX_GRID_POINTS) "
+            "or coarsen --loss-grid-step"
+        )
+    except (BrokenPipeError, KeyboardInterrupt):
+        raise
+    except Exception as error:  # noqa: BLE001 - the CLI never shows a traceback
+        return _error(f"internal error ({type(error).__name__}: {error}); please report it")
+    print(text)
+    sys.stdout.flush()
     return 0
+
+
+def _show_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+    """Library warnings as one ``pld: warning:`` line on stderr."""
+    print(f"pld: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def _error(message: str) -> int:
+    print(f"pld: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so that the exit flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

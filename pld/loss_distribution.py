@@ -24,7 +24,12 @@ from typing import Any, TypeVar
 import numpy as np
 
 from pld import _validate
-from pld.engine import DEFAULT_TAIL_MASS, choose_loss_grid_step
+from pld.engine import (
+    DEFAULT_TAIL_MASS,
+    MIN_LOSS_GRID_STEP,
+    check_grid_points,
+    choose_loss_grid_step,
+)
 from pld.engine.loss_pmf import LossPmf
 from pld.refinement import (
     DEFAULT_REL_ACCURACY,
@@ -45,6 +50,11 @@ PMF_SUM_TOLERANCE = 1e-6
 #: Default relative accuracy of the masses given to :func:`from_pmfs` (their
 #: logs are known to about 1e-12 absolute when computed in log space).
 DEFAULT_MASS_RELATIVE_ERROR = 1e-12
+
+#: Largest total-variation distance between the two directions' discretised
+#: upper pmfs for which :func:`from_pmfs` accepts ``symmetric=True`` (the mass
+#: tolerance; the upper side keeps the maximum of both, so it holds regardless).
+SYMMETRY_TOLERANCE = PMF_SUM_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -326,8 +336,8 @@ class PLD:
             whose upper bound is at least ``1e-15`` meets it (:mod:`pld.refinement`);
             otherwise an ``AccuracyWarning`` names the limit. 1 turns refinement off.
         """
-        scalar = np.ndim(eps) == 0
         values = _validate.real_array("eps", eps)
+        scalar = np.ndim(eps) == 0
         target = self._target(rel_accuracy)
 
         def widths(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -393,7 +403,7 @@ class PLD:
         bound : {"upper", "lower"}
             Which discretisation: the dominating one or the dominated one.
         """
-        if bound not in ("upper", "lower"):
+        if not isinstance(bound, str) or bound not in ("upper", "lower"):
             raise ValueError(f"bound must be 'upper' or 'lower' (got {bound!r})")
         result = []
         for direction in self._directions:
@@ -595,7 +605,7 @@ def _direction_from_atoms(
         loss, log_mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS
     )
     upper = charge_mass(upper, extra_loss, extra_mass, step)
-    rounding = loss_rounding_error(loss_scale, step)
+    rounding = loss_rounding_error(loss_scale[np.exp(log_mass) > 0], step)
     return _Direction(
         *(
             LossPmf(
@@ -662,6 +672,7 @@ def from_pmfs(
     truncated_mass_q: float = 0.0,
     max_loss: float | None = None,
     mass_relative_error: float = DEFAULT_MASS_RELATIVE_ERROR,
+    _symmetric_by_construction: bool = False,
 ) -> PLD:
     """The PLD of a pair of probability mass functions on a common support.
 
@@ -673,9 +684,15 @@ def from_pmfs(
         the same grid cell (docs/architecture.md, "Merged atoms").
     symmetric : bool
         Declare that the loss of Q/P under Q has the same law as that of P/Q
-        under P; only one direction is then computed.
+        under P; only one direction is then composed. The claim is checked: both
+        directions are discretised and must agree within ``SYMMETRY_TOLERANCE``
+        in total variation, and the upper side keeps their pointwise maximum, so
+        the upper bound holds for both. (Mechanisms whose pair is symmetric by
+        construction, or whose one direction bounds both orders of neighbours
+        as a connect-the-dots pair of a privacy profile does, skip the check with
+        a private flag.)
     loss_grid_step : float, optional
-        Grid spacing in nats, in (0, 1]. By default
+        Grid spacing in nats, in [1e-12, 1]. By default
         :func:`pld.engine.choose_loss_grid_step` of the loss's standard deviation
         under P. Pass it explicitly when the outcomes are merged atoms (they
         must be merged on the grid they will be placed on).
@@ -697,8 +714,10 @@ def from_pmfs(
     PLD
         One round of the mechanism.
     """
+    if not isinstance(symmetric, (bool, np.bool_)):
+        raise ValueError(f"symmetric must be True or False (got {symmetric!r})")
     if loss_grid_step is not None:
-        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+        _validate.in_interval("loss_grid_step", loss_grid_step, MIN_LOSS_GRID_STEP, 1.0)
     truncated_mass_p = _validate.in_interval(
         "truncated_mass_p", truncated_mass_p, 0.0, 1.0, high_open=True
     )
@@ -728,7 +747,7 @@ def from_pmfs(
             loss_pq, log_p[has_p], scale[has_p], step, charged_p, extra_loss, mass_error
         )
     ]
-    if not symmetric:
+    if not symmetric or not _symmetric_by_construction:
         has_q = log_q > -np.inf
         with np.errstate(invalid="ignore"):
             loss_qp = np.where(log_p[has_q] > -np.inf, log_q[has_q] - log_p[has_q], np.inf)
@@ -737,7 +756,44 @@ def from_pmfs(
                 loss_qp, log_q[has_q], scale[has_q], step, charged_q, extra_loss, mass_error
             )
         )
+    if symmetric and not _symmetric_by_construction:
+        directions = [_checked_symmetric(*directions)]
     return PLD(directions, symmetric=symmetric)
+
+
+def _checked_symmetric(forward: _Direction, reverse: _Direction) -> _Direction:
+    """One direction for a pair declared symmetric, after checking the claim.
+
+    The upper side is the pointwise maximum of both directions' upper pmfs (and
+    of their masses at +inf): every delta of any composition is a sum of
+    non-negative weights times these masses, so it bounds both directions. The
+    lower side of either direction is a lower bound on their maximum.
+    """
+    a, b = forward.upper, reverse.upper
+    first = min(a.offset, b.offset)
+    last = max(a.offset + a.masses.size, b.offset + b.masses.size)
+    aligned = np.zeros((2, max(last - first, 0)))
+    aligned[0, a.offset - first : a.offset - first + a.masses.size] = a.masses
+    aligned[1, b.offset - first : b.offset - first + b.masses.size] = b.masses
+    distance = 0.5 * (
+        math.fsum(np.abs(aligned[0] - aligned[1])) + abs(a.infinity_mass - b.infinity_mass)
+    )
+    if not distance <= SYMMETRY_TOLERANCE:
+        raise ValueError(
+            "symmetric=True needs the loss of Q/P under Q to have the law of the loss of P/Q "
+            f"under P, but they are {distance:.3g} apart in total variation (tolerance "
+            f"{SYMMETRY_TOLERANCE:g}); pass symmetric=False"
+        )
+    upper = LossPmf(
+        a.step,
+        first,
+        np.max(aligned, axis=0),
+        max(a.infinity_mass, b.infinity_mass),
+        "upper",
+        loss_error=max(a.loss_error, b.loss_error),
+        mass_error=max(a.mass_error, b.mass_error),
+    )
+    return _Direction(upper, forward.lower)
 
 
 def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
@@ -893,6 +949,12 @@ def compose(
         return plds[0] if target == plds[0].rel_accuracy else plds[0].with_rel_accuracy(target)
     operands = plds
     plds, factors = _common_grid(plds)
+    check_grid_points(
+        sum(p._directions[0].upper.masses.size * factors[id(p)] for p in plds),
+        f"placing PLDs of loss_grid_step {sorted({p.loss_grid_step for p in plds})} on the "
+        "finest grid",
+        "build them with one loss_grid_step",
+    )
     counts: dict[int, list] = {}
     for item in plds:
         counts.setdefault(id(item), [item, 0])[1] += rounds

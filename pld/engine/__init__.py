@@ -7,6 +7,7 @@ uses the same defaults.
 from __future__ import annotations
 
 import math
+import os
 
 #: Coarsest default spacing of the privacy-loss grid, in nats. Default grids are
 #: this step divided by a power of two (:func:`choose_loss_grid_step`), so any two
@@ -19,6 +20,10 @@ DEFAULT_LOSS_GRID_STEP = 1e-3
 #: T <= 1000 rounds (tests/test_reference_mechanisms.py).
 STEPS_PER_LOSS_STD = 64
 
+#: Finest grid accepted, in nats: grid indices of losses and of queried eps, and
+#: the queries' discount rates, must stay far inside float64 and int64.
+MIN_LOSS_GRID_STEP = 1e-12
+
 #: Finest default grid: DEFAULT_LOSS_GRID_STEP / 2**MAX_REFINEMENT.
 MAX_REFINEMENT = 12
 
@@ -26,8 +31,12 @@ MAX_REFINEMENT = 12
 #: tail; it is charged to the upper bound (and subtracted from the lower one).
 DEFAULT_TAIL_MASS = 1e-15
 
-#: Largest grid (number of points) the engine will allocate. A composition that
-#: needs more is refused with a hint instead of exhausting memory.
+#: Default work and memory budget, in grid points: the largest grid the engine
+#: allocates (one float64 array of this length is 512 MiB; an FFT of it takes
+#: about a second on the reference machine). Work that would need more is
+#: refused up front, before any allocation, with the estimate and the knob
+#: (:func:`check_grid_points`). Raise it with the environment variable
+#: ``PLD_MAX_GRID_POINTS``.
 MAX_GRID_SIZE = 2**26
 
 #: Memory guard of automatic refinement (``rel_accuracy``, :mod:`pld.refinement`):
@@ -35,6 +44,62 @@ MAX_GRID_SIZE = 2**26
 #: would exceed this many points (2**23 points: 64 MiB per float64 array, a few
 #: hundred MiB for the whole composition).
 MAX_REFINED_GRID_SIZE = 2**23
+
+#: Environment variable that overrides ``MAX_GRID_SIZE`` (an integer >= 1024).
+GRID_BUDGET_VARIABLE = "PLD_MAX_GRID_POINTS"
+
+
+def max_grid_points() -> int:
+    """The work and memory budget in grid points: ``$PLD_MAX_GRID_POINTS`` or ``MAX_GRID_SIZE``.
+
+    Read at every check, so a running program may change it.
+
+    Raises
+    ------
+    ValueError
+        If the environment variable is set but not an integer >= 1024.
+    """
+    text = os.environ.get(GRID_BUDGET_VARIABLE, "").strip()
+    if not text:
+        return MAX_GRID_SIZE
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (1024 <= value < math.inf) or not value.is_integer():
+        raise ValueError(f"{GRID_BUDGET_VARIABLE} must be an integer >= 1024 (got {text!r})")
+    return int(min(value, 2**62))
+
+
+def check_grid_points(points: float, what: str, knob: str) -> None:
+    """Refuse work of ``points`` grid points (or their equivalent) beyond the budget.
+
+    Every constructor and composition calls this once with its estimate, before
+    allocating or starting a long loop.
+
+    Parameters
+    ----------
+    points : float
+        Estimated size in grid points (float64 values held, or work measured in
+        the same unit); ``inf`` or NaN when the estimate itself overflows.
+    what : str
+        What needs it, e.g. ``"sigma=0.001 with loss_grid_step=1e-05"``.
+    knob : str
+        How the caller can need less, e.g. ``"increase loss_grid_step"``.
+
+    Raises
+    ------
+    ValueError
+        If ``points`` exceeds :func:`max_grid_points`.
+    """
+    limit = max_grid_points()
+    if points <= limit:
+        return
+    size = f"about {points:.3g}" if math.isfinite(points) else "unboundedly many"
+    raise ValueError(
+        f"{what} needs {size} grid points of work and memory, above the budget of {limit}; "
+        f"{knob}, or raise the budget with the environment variable {GRID_BUDGET_VARIABLE}"
+    )
 
 
 def choose_loss_grid_step(loss_std: float, steps_per_std: float = STEPS_PER_LOSS_STD) -> float:
@@ -54,9 +119,13 @@ def choose_loss_grid_step(loss_std: float, steps_per_std: float = STEPS_PER_LOSS
 __all__ = [
     "DEFAULT_LOSS_GRID_STEP",
     "DEFAULT_TAIL_MASS",
+    "GRID_BUDGET_VARIABLE",
     "MAX_GRID_SIZE",
     "MAX_REFINED_GRID_SIZE",
     "MAX_REFINEMENT",
+    "MIN_LOSS_GRID_STEP",
     "STEPS_PER_LOSS_STD",
+    "check_grid_points",
     "choose_loss_grid_step",
+    "max_grid_points",
 ]

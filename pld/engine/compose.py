@@ -41,7 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pld.engine import MAX_GRID_SIZE, fft
+from pld.engine import check_grid_points, fft
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import composition_window
 
@@ -76,6 +76,12 @@ _DIRECT_UNITS = 54
 _BLOCKED_UNITS = 106
 #: Largest number of (bin, atom) terms of the direct sum held in memory at once.
 _DIRECT_CHUNK = 2**20
+#: Error growth factors exp(x) are capped at exp(_LARGEST_LOG) (beyond it every
+#: bound is vacuous anyway) instead of overflowing.
+_LARGEST_LOG = 700.0
+#: Largest grid index a composed loss may reach: window ends and Chernoff
+#: exponents are computed in float64, exact for integers up to 2^52.
+_LARGEST_INDEX = 2**52
 
 
 def spectrum_power(spectrum: np.ndarray, exponent: int) -> np.ndarray:
@@ -270,7 +276,8 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     Raises
     ------
     ValueError
-        If the window needs more than ``pld.engine.MAX_GRID_SIZE`` points.
+        If the window needs more grid points than the budget
+        (:func:`pld.engine.max_grid_points`).
     """
     first = factors[0][0]
     step, bound = first.step, first.bound
@@ -280,10 +287,12 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     else:
         infinity_mass = -math.expm1(sum(c * math.log1p(-p.infinity_mass) for p, c in factors))
     log_junk = sum(c * math.log1p(p.junk_mass) for p, c in factors)
-    input_junk = math.expm1(log_junk)
+    input_junk = math.expm1(min(log_junk, _LARGEST_LOG))
     finite_masses = [p.finite_mass for p, _ in factors]
     loss_error = sum(c * p.loss_error for p, c in factors)
-    mass_error = math.expm1(sum(c * math.log1p(p.mass_error) for p, c in factors))
+    mass_error = math.expm1(
+        min(sum(c * math.log1p(p.mass_error) for p, c in factors), _LARGEST_LOG)
+    )
     if min(finite_masses) <= 0.0:
         return LossPmf(
             step,
@@ -296,26 +305,33 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
             mass_error=mass_error,
         )
 
+    reach = sum(c * (abs(p.offset) + p.masses.shape[0]) for p, c in factors)
+    if reach > _LARGEST_INDEX:
+        raise ValueError(
+            f"the composition of {sum(counts)} rounds reaches the loss grid index {reach:.3g}, "
+            f"beyond the 2^52 that float64 holds exactly (its tail bounds would lose all "
+            "precision); compose fewer rounds or increase loss_grid_step"
+        )
+    window = composition_window([(p.offset, p.masses) for p, _ in factors], counts, step, tail_mass)
+    width = window.high - window.low + 1
+    for size in (width, None):  # the window, then its FFT length (a little longer)
+        length = fft.fast_length(width) if size is None else size
+        check_grid_points(
+            length,
+            f"the composition of {sum(counts)} rounds on the grid of step {step:g} nats",
+            "increase loss_grid_step (coarser grid) or compose fewer rounds at a time",
+        )
+
     log_grown = sum(
         c * math.log(m + p.error_l1) for (p, c), m in zip(factors, finite_masses, strict=True)
     )
     log_plain = sum(c * math.log(m) for (p, c), m in zip(factors, finite_masses, strict=True))
-    grown = math.exp(log_grown)
+    grown = math.exp(min(log_grown, _LARGEST_LOG))
     input_error_l1 = grown * -math.expm1(log_plain - log_grown)
     input_error_max = sum(
         c * p.error_max * grown / (m + p.error_l1)
         for (p, c), m in zip(factors, finite_masses, strict=True)
     )
-
-    window = composition_window([(p.offset, p.masses) for p, _ in factors], counts, step, tail_mass)
-    width = window.high - window.low + 1
-    length = fft.fast_length(width)
-    if length > MAX_GRID_SIZE:
-        raise ValueError(
-            f"the composition needs a grid of {length} points (limit {MAX_GRID_SIZE}, "
-            f"about {16 * length / 2**30:.1f} GiB per array); increase loss_grid_step "
-            "(coarser grid) or compose fewer rounds at a time"
-        )
 
     levels = math.log2(length)
     forward_errors = [

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pld.engine import MAX_GRID_SIZE
+from pld.engine import check_grid_points, max_grid_points
 
 #: Atoms within this relative distance of a grid point are placed on it (float
 #: noise in a computed loss must not push an exact grid value into the cell below).
@@ -46,6 +46,9 @@ CONTRACTION_GAP = 1024
 #: Each atom whose P-mass underflows float64 loses at most this much mass; the
 #: upper bound charges it at the largest loss among such atoms.
 _UNDERFLOW_MASS = float(np.finfo(np.float64).tiny)
+
+#: Grid indices must fit in int64 with room to spare.
+_LARGEST_CELL = 2.0**60
 
 
 @dataclass(frozen=True)
@@ -71,25 +74,31 @@ def _retained_cells(
     """Cells ``[first, last]`` to keep: all of them if they fit, else a tail cut.
 
     The cut drops at most ``tail_mass / 2`` of P-mass on each side (the one
-    truncation rule of the engine, applied to one round).
+    truncation rule of the engine, applied to one round). The sizes are
+    estimated in floating point before anything is allocated.
     """
     cells = np.floor(loss / step)
-    first, last = int(cells.min()), int(cells.max())
-    if last - first + 2 <= MAX_GRID_SIZE:
-        return first, last
+    if not np.all(np.abs(cells) < _LARGEST_CELL):
+        raise ValueError(
+            f"privacy losses up to {float(np.max(np.abs(loss))):.3g} nats are beyond "
+            f"{_LARGEST_CELL:.3g} cells of loss_grid_step={step:g} nats; increase loss_grid_step"
+        )
+    first, last = float(cells.min()), float(cells.max())
+    if last - first + 2 <= max_grid_points():
+        return int(first), int(last)
     order = np.argsort(cells, kind="stable")
     cumulative = np.cumsum(mass[order])
     total = cumulative[-1]
     low = int(np.searchsorted(cumulative, tail_mass / 2, side="right"))
     high = int(np.searchsorted(cumulative, total - tail_mass / 2, side="left"))
-    first, last = int(cells[order[min(low, len(order) - 1)]]), int(cells[order[high]])
-    if last - first + 2 > MAX_GRID_SIZE:
-        raise ValueError(
-            f"the privacy loss spans {(last - first) * step:.3g} nats, which needs "
-            f"{last - first + 2} grid points (limit {MAX_GRID_SIZE}); "
-            "increase loss_grid_step"
-        )
-    return first, last
+    first, last = float(cells[order[min(low, len(order) - 1)]]), float(cells[order[high]])
+    check_grid_points(
+        last - first + 2,
+        f"a privacy loss spanning {(last - first) * step:.3g} nats (beyond its tails of "
+        f"mass {tail_mass:g}) on the grid of step {step:g} nats",
+        "increase loss_grid_step",
+    )
+    return int(first), int(last)
 
 
 def discretise(
@@ -117,7 +126,8 @@ def discretise(
         ``max(|log p|, |log q|)``): the loss is known to a few ulps of it, which
         sets how far an atom may be snapped to a grid point. Default ``|loss|``.
     tail_mass : float
-        Only used when the atoms span more than ``MAX_GRID_SIZE`` grid points:
+        Only used when the atoms span more grid points than the budget
+        (:func:`pld.engine.max_grid_points`):
         the P-mass that may then be cut from the tails (half on each side).
 
     Returns
@@ -134,8 +144,11 @@ def discretise(
     finite = ~at_infinity & (mass > 0)
     underflowed = ~at_infinity & (mass == 0) & (np.asarray(log_mass) > -np.inf)
     underflow_charge = _UNDERFLOW_MASS * int(underflowed.sum())
-    underflow_loss = float(loss[underflowed].max()) if underflow_charge else 0.0
     scale = np.abs(loss) if loss_scale is None else np.asarray(loss_scale, dtype=np.float64)
+    # The charge goes above the largest such loss plus its float error (the
+    # placement error below covers only the atoms placed on the grid).
+    margin = 2.0 * SNAP_RELATIVE * (scale + step)
+    underflow_loss = float((loss + margin)[underflowed].max()) if underflow_charge else 0.0
     loss, mass, scale = loss[finite], mass[finite], scale[finite]
     if loss.size == 0:
         empty = GridMasses(0, np.zeros(0), infinity_mass)
@@ -168,10 +181,18 @@ def discretise(
 
 
 def charge_mass(grid: GridMasses, loss: float, mass: float, step: float) -> GridMasses:
-    """Add ``mass`` at ``loss`` rounded up to the grid (``+inf`` allowed): an upper-bound charge."""
+    """Add ``mass`` at ``loss`` rounded up to the grid (``+inf`` allowed): an upper-bound charge.
+
+    A charge below the grid's first point is placed on that point, and one that
+    would stretch the grid beyond the budget (:func:`pld.engine.max_grid_points`)
+    goes to ``+inf``: both only raise every delta, of any composition, because
+    the hockey-stick weights ``(1 - e^(eps - l))_+`` increase with the loss ``l``.
+    """
     if mass <= 0:
         return grid
-    if math.isinf(loss):
+    if not math.isinf(loss) and grid.masses.size:
+        loss = max(loss, grid.offset * step)
+    if math.isinf(loss) or abs(loss / step) >= _LARGEST_CELL:
         return GridMasses(grid.offset, grid.masses, grid.infinity_mass + mass)
     index = math.ceil(loss / step)
     while index * step < loss:
@@ -180,6 +201,8 @@ def charge_mass(grid: GridMasses, loss: float, mass: float, step: float) -> Grid
         return GridMasses(index, np.array([mass]), grid.infinity_mass)
     first = min(grid.offset, index)
     last = max(grid.offset + grid.masses.size - 1, index)
+    if last - first + 1 > max(max_grid_points(), grid.masses.size):
+        return GridMasses(grid.offset, grid.masses, grid.infinity_mass + mass)
     masses = np.zeros(last - first + 1)
     masses[grid.offset - first : grid.offset - first + grid.masses.size] = grid.masses
     masses[index - first] += mass
@@ -188,6 +211,9 @@ def charge_mass(grid: GridMasses, loss: float, mass: float, step: float) -> Grid
 
 def loss_rounding_error(loss_scale: np.ndarray, step: float) -> float:
     """Bound, in nats, on how far any atom's grid placement is from its true loss.
+
+    ``loss_scale`` holds the scales of the atoms placed on the grid (those whose
+    mass does not underflow).
 
     A computed loss ``log p - log q`` is known to a few ulps of its scale
     ``max(|log p|, |log q|)``, and an atom is snapped to a grid point when within

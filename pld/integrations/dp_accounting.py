@@ -288,7 +288,12 @@ def from_dp_accounting(
     grid_step = step if loss_grid_step is None else loss_grid_step
     eps, upper_values = _support_top(pessimistic, step)
     upper_pair = connect_the_dots(eps, upper_values, side="upper")
-    upper = from_pmfs(*upper_pair.log_pmfs(), symmetric=True, loss_grid_step=grid_step)
+    upper = from_pmfs(
+        *upper_pair.log_pmfs(),
+        symmetric=True,
+        _symmetric_by_construction=True,
+        loss_grid_step=grid_step,
+    )
     if optimistic is None:
         return upper
     lower_values = _profile_values(optimistic, eps)
@@ -299,7 +304,12 @@ def from_dp_accounting(
             f"{excess:.3g} somewhere (were the two swapped?)"
         )
     lower_pair = _trim_q_excess(connect_the_dots(eps, lower_values, side="lower"))
-    lower = from_pmfs(*lower_pair.log_pmfs(), symmetric=True, loss_grid_step=grid_step)
+    lower = from_pmfs(
+        *lower_pair.log_pmfs(),
+        symmetric=True,
+        _symmetric_by_construction=True,
+        loss_grid_step=grid_step,
+    )
     return from_bounds(upper=upper, lower=lower)
 
 

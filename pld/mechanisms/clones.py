@@ -88,9 +88,10 @@ from scipy.special import gammaln
 from pld import _validate
 from pld.engine import (
     DEFAULT_LOSS_GRID_STEP,
-    MAX_GRID_SIZE,
     MAX_REFINEMENT,
+    check_grid_points,
     choose_loss_grid_step,
+    max_grid_points,
 )
 from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
@@ -133,6 +134,21 @@ PROBE_ROWS = 512
 #: (two float64 arrays of this length are accumulated: 64 MiB).
 DEFAULT_MAX_CELLS = 2**22
 
+#: Lattice points the kernel walks per grid point of the work budget
+#: (:func:`pld.engine.check_grid_points`): a point costs about 8 ns (3.8e8 points
+#: in 2.8-3.5 s at n = 10^7 on the shared reference machine), a grid point of a
+#: composition several times more (transforms, powering, queries). The default
+#: budget thus allows about 5e8 points (~4 s; n ~ 1.3e7 at eps0 = 1).
+LATTICE_POINTS_PER_GRID_POINT = 8
+
+#: Lattice points walked per call of the numba kernel: calls of ~0.1 s, between
+#: which Python sees Ctrl-C.
+KERNEL_CHUNK_POINTS = 20_000_000
+
+#: A row of the grid-free hockey stick costs about this many grid points of
+#: work per eps (a few scipy binomial evaluations).
+HOCKEY_STICK_ROW_COST = 8
+
 
 @dataclass(frozen=True)
 class _ClonesPair:
@@ -156,7 +172,7 @@ class _ClonesPair:
 
 def _pair(n: object, eps0: object, p: object) -> _ClonesPair:
     """Validate (n, eps0, p) and return the pair of seed 004 eq 3.1-3.2."""
-    n = _validate.integer_at_least("n", n, 1)
+    n = _validate.integer_at_least("n", n, 1, _validate.MAX_USERS)
     eps0 = _validate.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
     p_max = 1.0 / (math.exp(eps0) + 1.0)
     if p is None:
@@ -204,14 +220,13 @@ def _feldman_2021_pair(n: int, eps0: float) -> _ClonesPair:
 
 def _analysed_pair(n: object, eps0: object, p: object, analysis: str) -> _ClonesPair:
     """The pair of seed 004 eq 3.1-3.2 (``"2022"``) or of Feldman et al. 2021 (``"2021"``)."""
+    analysis = _validate.one_of("analysis", analysis, ("2022", "2021"))
     if analysis == "2022":
         return _pair(n, eps0, p)
-    if analysis == "2021":
-        if p is not None:
-            raise ValueError("p applies to analysis='2022' only")
-        pair = _pair(n, eps0, None)
-        return _feldman_2021_pair(pair.n, pair.eps0)
-    raise ValueError(f"analysis must be '2022' or '2021' (got {analysis!r})")
+    if p is not None:
+        raise ValueError("p applies to analysis='2022' only")
+    pair = _pair(n, eps0, None)
+    return _feldman_2021_pair(pair.n, pair.eps0)
 
 
 # -- exact lattice -----------------------------------------------------------------
@@ -670,10 +685,60 @@ def _cells_on_default_grid(pair: _ClonesPair, truncation: str, tail_mass: float)
     return _merged_cells(pair, rows, step)
 
 
+def _work_estimate(pair: _ClonesPair, truncation: str, tail_mass: float) -> tuple[float, float]:
+    """Upper estimates of the rows and of the lattice points that the kernel walks.
+
+    At most (rows) x (widest row), with both windows in closed form. For
+    X ~ Bin(N, ρ) and L = log(4/τ), Hoeffding's window (``truncation="hoeffding"``)
+    has half-width sqrt(N L / 2); the quantile windows lie inside it and inside
+    Bernstein's, P(|X - Nρ| > t) <= τ/4 per side for
+    t = sqrt(2 N ρ (1 - ρ) L) + 2 L / 3, so the smaller of the two is used.
+    """
+    log_tail = math.log(4.0 / tail_mass)
+    trials = pair.n - 1.0
+
+    def half_width(count: float, prob: float) -> float:
+        hoeffding = math.sqrt(count * log_tail / 2.0)
+        if truncation == "hoeffding":
+            return hoeffding + 1.0
+        bernstein = math.sqrt(2.0 * count * prob * (1.0 - prob) * log_tail) + 2.0 * log_tail / 3
+        return min(bernstein, hoeffding) + 1.0
+
+    spread = half_width(trials, pair.rho)
+    rows = min(trials + 1.0, 2.0 * spread) + 2.0
+    largest = min(trials, pair.rho * trials + spread) + 1.0
+    widest = min(largest + 1.0, 2.0 * half_width(largest, 0.5)) + 2.0
+    return rows, rows * widest
+
+
+def _check_work(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> None:
+    """Refuse, before any allocation, a construction beyond the work and memory budget.
+
+    Each lattice point walked (:func:`_work_estimate`) costs
+    ``1 / LATTICE_POINTS_PER_GRID_POINT`` grid point, plus the per-row arrays and
+    the cells of [-ε0, ε0].
+    """
+    rows, lattice = _work_estimate(pair, truncation, tail_mass)
+    cells = DEFAULT_MAX_CELLS if step is None else 2 * pair.eps0 / step
+    check_grid_points(
+        lattice / LATTICE_POINTS_PER_GRID_POINT + 8 * rows + cells,
+        f"clones(n={pair.n}, eps0={pair.eps0:g}) (about {lattice:.3g} lattice points to walk "
+        f"in {rows:.3g} rows)",
+        "use a smaller n (the result for n users also bounds any larger n) or "
+        "truncation='quantile'",
+    )
+
+
+def _cells(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> ClonesCells:
+    """The merged atoms of the truncated pair, after the work estimate."""
+    _check_work(pair, truncation, tail_mass, step)
+    if step is None:
+        return _cells_on_default_grid(pair, truncation, tail_mass)
+    return _merged_cells(pair, _rows(pair, truncation, tail_mass), step)
+
+
 def _truncation(truncation: object) -> str:
-    if truncation not in TRUNCATIONS:
-        raise ValueError(f"truncation must be one of {TRUNCATIONS} (got {truncation!r})")
-    return str(truncation)
+    return _validate.one_of("truncation", truncation, TRUNCATIONS)
 
 
 def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -> ClonesCells:
@@ -681,13 +746,13 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
     eps0 = pair.eps0
     first_cell = math.floor(-eps0 / step) - 1
     n_cells = math.floor(eps0 / step) - first_cell + 2
-    if n_cells > MAX_GRID_SIZE:
-        raise ValueError(
-            f"loss_grid_step must be >= {2 * eps0 / MAX_GRID_SIZE:.3g} for eps0={eps0!r}: "
-            f"[-eps0, eps0] would need {n_cells} grid cells (limit {MAX_GRID_SIZE})"
-        )
-    totals = rows.totals[::row_stride]
-    low = rows.low[::row_stride]
+    check_grid_points(
+        n_cells,
+        f"[-eps0, eps0] = [-{eps0:g}, {eps0:g}] on the grid of step {step:g} nats",
+        f"increase loss_grid_step (to at least {2 * eps0 / max_grid_points():.3g})",
+    )
+    totals = np.ascontiguousarray(rows.totals[::row_stride])
+    low = np.ascontiguousarray(rows.low[::row_stride])
     cell_p = np.zeros(n_cells)
     cell_q = np.zeros(n_cells)
     edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
@@ -695,21 +760,27 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
     k0 = np.maximum(low - 1, 0)
     k1 = np.minimum(totals - low, totals - 1)
     window_mass = 1.0 - _half_cdf(k0 - 1, totals - 1) - _half_cdf(totals - 2 - k1, totals - 1)
-    points = _scatter_rows(
-        totals,
-        low,
-        row_weight,
-        window_mass,
-        pair.n,
-        pair.r,
-        pair.one_minus_r,
-        pair.blanket,
-        step,
-        edges,
-        first_cell,
-        cell_p,
-        cell_q,
-    )
+    # The kernel runs on chunks of rows of about KERNEL_CHUNK_POINTS points each, so
+    # that a KeyboardInterrupt is seen between calls.
+    chunk = np.cumsum(totals - 2 * low + 1) // KERNEL_CHUNK_POINTS
+    starts = np.flatnonzero(np.diff(chunk, prepend=-1)).tolist()
+    points = 0
+    for start, stop in zip(starts, [*starts[1:], totals.size], strict=True):
+        points += _scatter_rows(
+            totals[start:stop],
+            low[start:stop],
+            row_weight[start:stop],
+            window_mass[start:stop],
+            pair.n,
+            pair.r,
+            pair.one_minus_r,
+            pair.blanket,
+            step,
+            edges,
+            first_cell,
+            cell_p,
+            cell_q,
+        )
     if rows.include_origin:
         # Row t = 0: only (0, 0), from P2 with C = 0; loss 0.
         origin = pair.w2 * math.exp((pair.n - 1) * pair.log_one_minus_rho)
@@ -758,10 +829,11 @@ def clones_cells(
     if truncation == "exact":
         raise ValueError("truncation must be 'quantile' or 'hoeffding' for clones_cells")
     tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
-    if loss_grid_step is None:
-        return _cells_on_default_grid(pair, truncation, tail_mass)
-    step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
-    return _merged_cells(pair, _rows(pair, truncation, tail_mass), step)
+    if loss_grid_step is not None:
+        loss_grid_step = _validate.in_interval(
+            "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
+        )
+    return _cells(pair, truncation, tail_mass, loss_grid_step)
 
 
 @refinable
@@ -814,7 +886,9 @@ def clones(
     pair = _pair(n, eps0, p)
     truncation = _truncation(truncation)
     if loss_grid_step is not None:
-        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+        loss_grid_step = _validate.in_interval(
+            "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
+        )
     if truncation == "exact":
         if pair.n > EXACT_MAX_N:
             raise ValueError(
@@ -826,19 +900,18 @@ def clones(
             log_p,
             log_q,
             symmetric=True,
+            _symmetric_by_construction=True,
             loss_grid_step=loss_grid_step,
             max_loss=pair.eps0,
             mass_relative_error=_lattice_mass_error(pair),
         )
     tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
-    if loss_grid_step is None:
-        merged = _cells_on_default_grid(pair, truncation, tail_mass)
-    else:
-        merged = _merged_cells(pair, _rows(pair, truncation, tail_mass), loss_grid_step)
+    merged = _cells(pair, truncation, tail_mass, loss_grid_step)
     return from_pmfs(
         merged.log_p,
         merged.log_q,
         symmetric=True,
+        _symmetric_by_construction=True,
         loss_grid_step=merged.step,
         truncated_mass_p=merged.truncated_mass,
         truncated_mass_q=merged.truncated_mass,
@@ -854,6 +927,12 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
     """Bracket on H_{e^eps}(P || Q) by exact row sums (the method of Feldman et al. 2021)."""
     trials = pair.n - 1
     c_lo, c_hi = _clone_quantiles(pair, _HOCKEY_STICK_TAIL)
+    check_grid_points(
+        (c_hi - c_lo + 2.0) * HOCKEY_STICK_ROW_COST * max(eps.size, 1),
+        f"the grid-free delta of clones(n={pair.n}, eps0={pair.eps0:g}) at {eps.size} eps "
+        f"values ({c_hi - c_lo + 2} rows each)",
+        "use a smaller n or fewer eps values",
+    )
     totals = np.arange(max(c_lo, 1), c_hi + 2, dtype=np.int64)
     row_weight = pair.weight_a * _clone_pmf(pair, totals - 1)
     blanket_t = pair.blanket * (pair.n - totals)

@@ -116,6 +116,7 @@ def discrete_gaussian(
         log_p,
         log_q,
         symmetric=True,
+        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=missing_p,
         truncated_mass_q=missing_q,

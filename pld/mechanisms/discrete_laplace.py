@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from pld import _validate
-from pld.engine import MAX_GRID_SIZE, choose_loss_grid_step
+from pld.engine import check_grid_points, choose_loss_grid_step
 from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
@@ -75,11 +75,9 @@ def discrete_laplace(
             f"parameter * sensitivity must be at most {MAX_EPS0:g} nats "
             f"(got {a * sensitivity!r}); the mechanism is then practically non-private"
         )
-    if 2 * sensitivity > MAX_GRID_SIZE:
-        raise ValueError(
-            f"sensitivity must be at most {MAX_GRID_SIZE // 2} (got {sensitivity}): "
-            "the PLD has sensitivity + 1 atoms"
-        )
+    check_grid_points(
+        2 * sensitivity, f"sensitivity={sensitivity} (sensitivity + 1 atoms)", "lower sensitivity"
+    )
     log_p, log_q = discrete_laplace_log_pmfs(a, sensitivity)
     loss = a * (sensitivity - 2 * np.arange(sensitivity + 1, dtype=np.float64))
     if loss_grid_step is None:
@@ -88,12 +86,19 @@ def discrete_laplace(
         spread = math.sqrt(np.average((loss - mean) ** 2, weights=weights))
         loss_grid_step = a / math.ceil(a / choose_loss_grid_step(spread))
     step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
-    if 2 * a * sensitivity / step > MAX_GRID_SIZE:
-        raise ValueError(
-            f"a loss range of {2 * a * sensitivity:.3g} nats with loss_grid_step={step:g} "
-            f"needs more than {MAX_GRID_SIZE} grid points; increase loss_grid_step"
-        )
-    return from_pmfs(log_p, log_q, symmetric=True, loss_grid_step=step, max_loss=a * sensitivity)
+    check_grid_points(
+        2 * a * sensitivity / step,
+        f"a loss range of {2 * a * sensitivity:.3g} nats on the grid of step {step:g} nats",
+        "increase loss_grid_step",
+    )
+    return from_pmfs(
+        log_p,
+        log_q,
+        symmetric=True,
+        _symmetric_by_construction=True,
+        loss_grid_step=step,
+        max_loss=a * sensitivity,
+    )
 
 
 CLI_SPECS = (

@@ -72,7 +72,9 @@ def approximate_dp(
     log_flip = log_rest - float(np.logaddexp(0.0, eps))
     log_p = [log_delta, log_true, log_flip, -math.inf]
     log_q = [-math.inf, log_flip, log_true, log_delta]
-    return from_pmfs(log_p, log_q, symmetric=True, loss_grid_step=step)
+    return from_pmfs(
+        log_p, log_q, symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
+    )
 
 
 @refinable

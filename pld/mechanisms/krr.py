@@ -79,7 +79,12 @@ from scipy.special import gammaln, xlogy
 from scipy.stats import binom
 
 from pld import _validate
-from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS, choose_loss_grid_step
+from pld.engine import (
+    DEFAULT_LOSS_GRID_STEP,
+    DEFAULT_TAIL_MASS,
+    check_grid_points,
+    choose_loss_grid_step,
+)
 from pld.engine.discretise import SNAP_RELATIVE
 from pld.engine.loss_pmf import LossPmf
 from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
@@ -150,11 +155,10 @@ class _Cells:
 
 
 def _check(n: object, k: object, gamma: object, adversary: object) -> tuple[int, int, float, str]:
-    n = _validate.integer_at_least("n", n, 1)
+    n = _validate.integer_at_least("n", n, 1, _validate.MAX_USERS)
     k = _validate.integer_at_least("k", k, 2)
     gamma = _validate.in_interval("gamma", gamma, 0.0, 1.0, low_open=True)
-    if adversary not in ADVERSARIES:
-        raise ValueError(f"adversary must be one of {ADVERSARIES} (got {adversary!r})")
+    adversary = _validate.one_of("adversary", adversary, ADVERSARIES)
     return n, k, gamma, adversary
 
 
@@ -745,6 +749,14 @@ def _merge(components: _Components, step: float, tail_mass: float) -> _Cells:
     centre = np.minimum(np.maximum(size // 2, low), size - low)
     centre_scale = weight * binom.pmf(centre, size, 0.5) / (size / 2 + offset)
     smallest, largest = _finite_range(size, offset, low)
+    low_cell = min(smallest / step - 1, 0.0) if math.isfinite(smallest) else 0.0
+    high_cell = max(largest / step + 1, 0.0) if math.isfinite(largest) else 0.0
+    check_grid_points(
+        high_cell - low_cell + 2,
+        f"shuffled k-RR losses in [{smallest:.3g}, {largest:.3g}] nats on the grid of step "
+        f"{step:g} nats",
+        "increase loss_grid_step",
+    )
     first = min(math.floor(smallest / step) - 1, 0) if math.isfinite(smallest) else 0
     last = max(math.floor(largest / step) + 1, 0) if math.isfinite(largest) else 0
     p, q, p_inf, q_inf, terms = _cell_masses(
@@ -801,6 +813,7 @@ def _pld_from_cells(cells: _Cells, step: float, max_loss: float | None) -> PLD:
         log_p,
         log_q,
         symmetric=True,
+        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=cells.dropped,
         truncated_mass_q=cells.dropped,
@@ -870,7 +883,9 @@ def krr(
     loss_grid_step = _check_step(loss_grid_step)
     if gamma == 1.0:
         step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
-        return from_pmfs([0.0], [0.0], symmetric=True, loss_grid_step=step)
+        return from_pmfs(
+            [0.0], [0.0], symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
+        )
     max_loss = ldp_epsilon(k, gamma) if adversary == "weak" else None
     upper, lower = _components(n, k, gamma, adversary, tail_mass, max_atoms)
     cells, step = _merge_on_default_grid(upper, loss_grid_step, tail_mass)

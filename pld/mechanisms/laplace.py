@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from pld import _validate
-from pld.engine import MAX_GRID_SIZE, choose_loss_grid_step
+from pld.engine import check_grid_points, choose_loss_grid_step
 from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
@@ -101,11 +101,11 @@ def laplace(
         loss_grid_step = eps0 / math.ceil(eps0 / base)
     step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
     first, last = math.floor(-eps0 / step), math.floor(eps0 / step)
-    if last - first > MAX_GRID_SIZE:
-        raise ValueError(
-            f"eps0={eps0:g} with loss_grid_step={step:g} needs {last - first} grid cells "
-            f"(limit {MAX_GRID_SIZE}); increase loss_grid_step"
-        )
+    check_grid_points(
+        last - first + 2,
+        f"eps0={eps0:g} on the grid of step {step:g} nats",
+        "increase loss_grid_step",
+    )
     # Cell k holds losses in [k h, (k+1) h) ∩ (-eps0, eps0); u = x / b = (eps0 - L) / 2.
     edges = np.clip(np.arange(first, last + 2) * step, -eps0, eps0)
     u_low = (eps0 - edges[1:]) / 2
@@ -121,6 +121,7 @@ def laplace(
         np.concatenate([atoms_p, log_p]),
         np.concatenate([atoms_q, log_q]),
         symmetric=True,
+        _symmetric_by_construction=True,
         loss_grid_step=step,
         max_loss=eps0,
     )

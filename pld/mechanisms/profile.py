@@ -345,12 +345,21 @@ def _evaluate_profile(
     delta_of_eps: Callable[[np.ndarray], object] | Callable[[float], float], grid: np.ndarray
 ) -> np.ndarray:
     """``delta_of_eps`` at every grid point: one vectorised call, else one call per value."""
+    if not callable(delta_of_eps):
+        raise ValueError(
+            f"delta_of_eps must be a callable eps -> delta (got {type(delta_of_eps).__name__})"
+        )
     try:
         values = np.asarray(delta_of_eps(grid.copy()), dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         values = None
     if values is None or values.shape != grid.shape:
-        values = np.array([float(delta_of_eps(float(eps))) for eps in grid])
+        try:
+            values = np.array([float(delta_of_eps(float(eps))) for eps in grid])
+        except (TypeError, ValueError, OverflowError) as error:
+            raise ValueError(
+                f"delta_of_eps must return one real number per eps in [0, 1] ({error})"
+            ) from error
     if not np.all(np.isfinite(values)) or np.any(values < 0) or np.any(values > 1):
         raise ValueError("delta_of_eps must return values in [0, 1] at every eps in eps_grid")
     return values
@@ -417,4 +426,6 @@ def from_privacy_profile(
         _LOGGER.debug("profile values moved by up to %.3g onto their convex hull", defect)
     pair = pair_from_hull(grid, vertices, hull, "upper")
     log_p, log_q = pair.log_pmfs()
-    return from_pmfs(log_p, log_q, symmetric=True, loss_grid_step=loss_grid_step)
+    return from_pmfs(
+        log_p, log_q, symmetric=True, _symmetric_by_construction=True, loss_grid_step=loss_grid_step
+    )

@@ -18,6 +18,10 @@ from pld.engine import DEFAULT_LOSS_GRID_STEP
 from pld.loss_distribution import PLD, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 
+#: A smaller eps0 is computed as this one (it dominates): the default grid step
+#: divides eps0 and stays above ``pld.engine.MIN_LOSS_GRID_STEP``.
+_SMALLEST_EPS0 = 1e-9
+
 
 @refinable
 def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> PLD:
@@ -34,12 +38,19 @@ def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> 
         compose with mechanisms on another grid).
     """
     eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+    # Randomised response with a larger eps0 dominates (the smaller one is a
+    # post-processing of it: flip its output with the right probability).
+    eps0 = max(eps0, _SMALLEST_EPS0)
     if loss_grid_step is None:
         loss_grid_step = eps0 / math.ceil(eps0 / DEFAULT_LOSS_GRID_STEP)
     log_true = -np.logaddexp(0.0, -eps0)
     log_flip = -np.logaddexp(0.0, eps0)
     return from_pmfs(
-        [log_true, log_flip], [log_flip, log_true], symmetric=True, loss_grid_step=loss_grid_step
+        [log_true, log_flip],
+        [log_flip, log_true],
+        symmetric=True,
+        _symmetric_by_construction=True,
+        loss_grid_step=loss_grid_step,
     )
 
 

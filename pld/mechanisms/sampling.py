@@ -267,8 +267,7 @@ def poisson_subsample(
     """
     base = _check_base(base)
     rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
-    if adjacency not in _ADJACENCIES:
-        raise ValueError(f"adjacency must be one of {_ADJACENCIES} (got {adjacency!r})")
+    adjacency = _validate.one_of("adjacency", adjacency, _ADJACENCIES)
     step = _default_step(base, rate, loss_grid_step)
     if adjacency == "replace":
         from pld.mechanisms.subsample import subsample

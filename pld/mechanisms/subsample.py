@@ -56,12 +56,13 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
 
 from pld import _validate
-from pld.engine import choose_loss_grid_step
+from pld.engine import MIN_LOSS_GRID_STEP, choose_loss_grid_step
 from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.mechanisms._mixture import Curve, base_curves, branches, curve_from_atoms, kink_reach
 from pld.mechanisms._spec import MechanismSpec, Option
@@ -89,6 +90,17 @@ SUBSAMPLED_STEPS_PER_STD = 16
 #: then ~LOWER_REFINEMENT^2 = 16 times smaller than that of a grid at the
 #: loss-grid spacing.
 LOWER_REFINEMENT = 4
+
+#: A user's ``eps_grid`` draws a warning when, at some eps in [0, reach], its
+#: one-round upper delta exceeds Lemma 7's h by more than this and by more than h
+#: itself (the bound is then loose by over a factor of two, up to vacuous).
+LOOSE_GRID_EXCESS = 1e-2
+
+#: Smallest subsampling rate computed (a smaller one is computed as this one).
+_SMALLEST_RATE = 1e-12
+
+#: Points of [0, reach] at which a user's eps grid is checked.
+LOOSE_GRID_CHECKS = 65
 
 
 def lemma7_delta(
@@ -316,8 +328,12 @@ def subsample(
     if not isinstance(base, PLD):
         raise ValueError(f"base must be a pld.PLD (got {type(base).__name__})")
     rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
+    # A larger rate dominates: (gamma P + (1 - gamma) Q, Q) is a post-processing of the
+    # mixture at gamma' > gamma (keep the output w.p. gamma/gamma', else draw from Q),
+    # and likewise for eq. (6); below _SMALLEST_RATE the terms overflow float64.
+    rate = max(rate, _SMALLEST_RATE)
     if loss_grid_step is not None:
-        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+        _validate.in_interval("loss_grid_step", loss_grid_step, MIN_LOSS_GRID_STEP, 1.0)
     if tolerance is not None:
         tolerance = _validate.in_interval(
             "tolerance", tolerance, 0.0, 1.0, low_open=True, high_open=True
@@ -337,12 +353,37 @@ def subsample(
             num_points = _validate.integer_at_least("num_points", num_points, 3)
         grids = _default_grids(kink_reach(upper_curves, rate), step, num_points)
     grid, upper = _choose_grid(upper_curves, rate, grids, tolerance)
+    if eps_grid is not None:
+        _warn_if_loose(upper_curves, rate, upper)
     fine = _lower_grid(grid, step)
     lower_values = _profile(base_curves(base, "lower"), rate, fine, "lower")
     lower = pair_from_hull(fine, *profile_hull(fine, lower_values), "lower")
-    upper_pld = from_pmfs(*upper.log_pmfs(), symmetric=True, loss_grid_step=step)
-    lower_pld = from_pmfs(*lower.log_pmfs(), symmetric=True, loss_grid_step=step)
+    upper_pld = from_pmfs(
+        *upper.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
+    )
+    lower_pld = from_pmfs(
+        *lower.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
+    )
     return from_bounds(upper=upper_pld, lower=lower_pld)
+
+
+def _warn_if_loose(curves: list[Curve], rate: float, upper: DiscretePair) -> None:
+    """Warn when a user's eps grid makes the one-round upper delta loose (up to vacuous)."""
+    reach = kink_reach(curves, rate)
+    if reach <= 0:
+        return
+    eps = np.linspace(0.0, reach, LOOSE_GRID_CHECKS)
+    exact = _profile(curves, rate, eps, "upper").astype(np.float64)
+    excess = upper.hockey_stick(np.exp(eps)) - exact
+    worst = int(np.argmax(excess - np.maximum(exact, LOOSE_GRID_EXCESS)))
+    if excess[worst] > max(exact[worst], LOOSE_GRID_EXCESS):
+        warnings.warn(
+            f"eps_grid is too coarse for this mechanism: the one-round upper delta is "
+            f"{exact[worst] + excess[worst]:.3g} at eps={eps[worst]:.3g} where Lemma 7 gives "
+            f"{exact[worst]:.3g}; add points to eps_grid (or omit it for the default grid)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _subsampled_clones(n: int, m: int, eps0: float, loss_grid_step: float | None = None) -> PLD:

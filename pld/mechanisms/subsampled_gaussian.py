@@ -25,18 +25,24 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
-from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
+from pld.engine import DEFAULT_LOSS_GRID_STEP, check_grid_points, choose_loss_grid_step
 from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
-from pld.mechanisms.gaussian import log_normal_interval_mass
+from pld.mechanisms.gaussian import WORK_PER_CELL, gaussian, log_normal_interval_mass
 
 #: Mass of each distribution above the last cell (charged to +inf).
 _TRUNCATION = 1e-20
 
+#: Larger noise is computed as this one: the mechanism with noise σ' > σ is a
+#: post-processing of the one with σ (add N(0, σ'² - σ²) to the output), so the
+#: pair at σ dominates, and its loss (below 1e-200 nats) is far inside the
+#: engine's float placement error.
+_LARGEST_SIGMA = 1e100
+
 
 def _output_at_loss(loss: np.ndarray, sigma: float, rate: float) -> np.ndarray:
     """Inverse of the loss function: the output x with l(x) = loss (-inf below log(1-q))."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         excess = np.expm1(loss) + rate
         return np.where(excess > 0, sigma**2 * np.log(excess / rate) + 0.5, -np.inf)
 
@@ -50,7 +56,8 @@ def subsampled_gaussian(sigma: float, rate: float, *, loss_grid_step: float | No
     sigma : float
         Noise standard deviation in units of the sensitivity, > 0.
     rate : float
-        Sampling probability q, in (0, 1].
+        Sampling probability q, in (0, 1]; at q = 1 this is ``pld.gaussian(sigma)``
+        (one symmetric direction).
     loss_grid_step : float, optional
         Grid spacing in nats (default: ``pld.engine.choose_loss_grid_step`` of
         the one-step loss's standard deviation, from a first pass on the
@@ -58,9 +65,13 @@ def subsampled_gaussian(sigma: float, rate: float, *, loss_grid_step: float | No
     """
     sigma = _validate.positive("sigma", sigma)
     rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
+    if rate == 1.0:
+        return gaussian(sigma, loss_grid_step=loss_grid_step)
+    sigma = min(sigma, _LARGEST_SIGMA)
     if loss_grid_step is None:
         log_p, log_q, _, _ = _cells(sigma, rate, DEFAULT_LOSS_GRID_STEP)
-        loss, weight = log_p - log_q, np.exp(log_p)
+        both = np.isfinite(log_p) & np.isfinite(log_q)
+        loss, weight = log_p[both] - log_q[both], np.exp(log_p[both])
         mean = np.average(loss, weights=weight)
         spread = math.sqrt(np.average((loss - mean) ** 2, weights=weight))
         loss_grid_step = choose_loss_grid_step(spread)
@@ -109,22 +120,25 @@ def _removal_tail(sigma: float, rate: float, top: float):
 def _cells(sigma: float, rate: float, step: float):
     """Log P- and Q-mass of the outputs in each loss cell, and the masses above the last."""
     top_output = 1.0 - sigma * float(ndtri(_TRUNCATION))
-    top_loss = math.log1p(rate * math.expm1((2 * top_output - 1) / (2 * sigma**2)))
-    first = math.floor(math.log1p(-rate) / step) if rate < 1 else math.floor(-50 / step)
+    # l(top) = log(1 - q + q e^x) = x + log(q + (1 - q) e^-x) without overflow for large x.
+    exponent = (2 * top_output - 1) / (2 * sigma) / sigma
+    if exponent > 0:
+        top_loss = exponent + math.log(rate + (1 - rate) * math.exp(-exponent))
+    else:
+        top_loss = math.log1p(rate * math.expm1(exponent))
+    check_grid_points(
+        WORK_PER_CELL * ((top_loss - math.log1p(-rate)) / step + 2),
+        f"subsampled_gaussian(sigma={sigma:g}, rate={rate:g}) on the grid of step {step:g} nats",
+        "increase sigma or loss_grid_step",
+    )
+    first = math.floor(math.log1p(-rate) / step)
     last = math.floor(top_loss / step)
-    if last - first > 2**26:
-        raise ValueError(
-            f"sigma={sigma:g}, rate={rate:g} with loss_grid_step={step:g} needs "
-            f"{last - first} grid cells; increase loss_grid_step"
-        )
     edges = _output_at_loss(np.arange(first, last + 2) * step, sigma, rate)
     edges[-1] = top_output
     lower, upper = edges[:-1] / sigma, edges[1:] / sigma
     log_q = log_normal_interval_mass(lower, upper)
     shifted = log_normal_interval_mass(lower - 1 / sigma, upper - 1 / sigma)
-    log_p = (
-        np.logaddexp(math.log1p(-rate) + log_q, math.log(rate) + shifted) if rate < 1 else shifted
-    )
+    log_p = np.logaddexp(math.log1p(-rate) + log_q, math.log(rate) + shifted)
     tail_q = math.exp(log_ndtr(-top_output / sigma))
     tail_p = (1 - rate) * tail_q + rate * math.exp(log_ndtr(-(top_output - 1) / sigma))
     return log_p, log_q, tail_p, tail_q
