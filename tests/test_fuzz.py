@@ -311,6 +311,80 @@ CONSTRUCTORS["calibrate"] = Entry(
     check=_check_calibration,
 )
 
+def _check_randomizer(result: Any) -> None:
+    """A local randomizer: eps0 >= 0 and a blanket mass in [0, 1]."""
+    assert result.eps0 >= 0.0
+    assert 0.0 <= result.blanket_mass <= 1.0
+
+
+@cache
+def small_randomizers() -> tuple[Any, ...]:
+    return (
+        pld.randomizers.krr(k=4, gamma=0.25),
+        pld.randomizers.krr(k=2, eps0=1.0),
+        pld.randomizers.local_hashing(eps0=2.0, domain=20),
+        pld.randomizers.matrix([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]]),
+    )
+
+
+CONSTRUCTORS.update(
+    {
+        "randomizers.krr": Entry(
+            pld.randomizers.krr,
+            {"k": st.integers(2, 100)},
+            {"gamma": reals(0.0, 1.0), "eps0": reals(0.0, 10.0)},
+            check=_check_randomizer,
+        ),
+        "randomizers.local_hashing": Entry(
+            pld.randomizers.local_hashing,
+            {"eps0": reals(0.01, 10.0), "domain": st.integers(2, 1000)},
+            {"buckets": st.integers(2, 100)},
+            check=_check_randomizer,
+        ),
+        "randomizers.hadamard": Entry(
+            pld.randomizers.hadamard,
+            {"eps0": reals(0.01, 10.0), "domain": st.integers(2, 1000)},
+            check=_check_randomizer,
+        ),
+        "randomizers.unary": Entry(
+            pld.randomizers.unary,
+            {"eps0": reals(0.01, 10.0), "domain": st.integers(2, 1000)},
+            {"optimized": st.booleans()},
+            check=_check_randomizer,
+        ),
+        "randomizers.gaussian": Entry(
+            pld.randomizers.gaussian,
+            {"sigma": reals(0.01, 100.0)},
+            {"low": reals(-10.0, 0.0), "high": reals(0.5, 10.0)},
+            check=_check_randomizer,
+        ),
+        "randomizers.laplace": Entry(
+            pld.randomizers.laplace,
+            {"scale": reals(0.01, 100.0)},
+            {"low": reals(-10.0, 0.0), "high": reals(0.5, 10.0)},
+            check=_check_randomizer,
+        ),
+        "shuffle": Entry(
+            pld.shuffle,
+            {
+                "randomizer": st.integers(0, 3).map(lambda i: small_randomizers()[i]),
+                "n": st.integers(1, 40),
+            },
+            {"analysis": st.sampled_from(["best", "blanket", "clones"])},
+            exact=("randomizer",),
+        ),
+        "shuffle_observer": Entry(
+            pld.shuffle_observer,
+            {
+                "randomizer": st.integers(0, 3).map(lambda i: small_randomizers()[i]),
+                "n": st.integers(1, 200),
+            },
+            exact=("randomizer",),
+        ),
+    }
+)
+
+
 QUERIES: dict[str, Entry] = {
     "delta_bounds": Entry(
         lambda loss, eps: loss.delta_bounds(eps),

@@ -86,6 +86,9 @@ OBSERVER_SCORE_EPS = np.linspace(0.0, 2.0, 41)
 #: Largest number of histogram cells :func:`shuffle_observer` enumerates in 2-d;
 #: beyond it the "below 1" group is merged into the rest (a post-processing).
 OBSERVER_MAX_ATOMS = 20_000_000
+#: Largest n the finite observer accepts: its cost grows about linearly in n
+#: (measured: 0.4 s at 1e4, 4 s at 1e5, 22 s at 1e6 on the 2-core machine).
+OBSERVER_MAX_USERS = 10**6
 
 
 def _check_randomizer(randomizer: object) -> Randomizer:
@@ -416,6 +419,11 @@ def shuffle_observer(randomizer: Randomizer, n: int, loss_grid_step: float | Non
 
     randomizer = _check_randomizer(randomizer)
     n = _validate.integer_at_least("n", n, 1)
+    if n > OBSERVER_MAX_USERS and isinstance(randomizer, FiniteRandomizer):
+        raise ValueError(
+            f"n must be at most {OBSERVER_MAX_USERS} for shuffle_observer of a finite "
+            f"randomizer (got {n}): its work grows linearly in n (about 20 s at 1e6)"
+        )
     if not isinstance(randomizer, FiniteRandomizer):
         from pld.mechanisms import blanket_continuous
 
@@ -432,7 +440,7 @@ def shuffle_observer(randomizer: Randomizer, n: int, loss_grid_step: float | Non
             mass_relative_error=1e-9,
         )
         # Keep the dataset pair whose one-round lower curve is largest on average.
-        value = float(np.sum(candidate.delta_bounds(OBSERVER_SCORE_EPS)[0]))
+        value = float(np.sum(candidate.delta_bounds(OBSERVER_SCORE_EPS, rel_accuracy=1.0)[0]))
         if value > score:
             best, score = candidate, value
     return best
