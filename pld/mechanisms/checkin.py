@@ -1,0 +1,542 @@
+"""Shuffled check-in (seed 000, Algorithm 1) as a PLD: a mixture over the public count.
+
+The protocol
+------------
+Each of ``n`` users checks in independently with probability ``p``; every
+checked-in user sends one report of a local randomizer to a shuffler, which
+outputs the multiset of reports. Its size ``K`` is public.
+
+Replace-one adjacency (the target's data changes, ``n`` fixed)
+--------------------------------------------------------------
+The check-in coins do not depend on the data, so ``K ~ Bin(n, p)`` on both
+datasets, and given ``K = k`` the reporters are a uniform ``k``-subset of the
+``n`` users: the target is among them with probability ``k/n``. The outputs
+for different ``k`` are disjoint (the multiset's size differs), so for every
+``alpha``
+
+    H_alpha(M(D) || M(D')) = sum_k Bin(n, p)(k) H_alpha(M_k(D) || M_k(D')),       (1)
+
+where ``M_k`` is "sample ``k`` of the ``n`` users without replacement and
+shuffle their reports": a fixed-size subsampled shuffler. Seed 004 Lemma 7
+(:mod:`pld.mechanisms.subsample`, eq. 2.3) bounds its profile ``h_k`` from a
+pair that dominates the shuffle of ``k`` reports under replacement: the clones
+pair ``pld.clones(k, eps0)`` for any eps0-LDP randomizer (seed 004 eq. 3.1), or
+a Gaussian pair for distributed check-in (below). ``h_0 = (1 - alpha)_+``.
+
+The sum (1) of valid profiles is a valid profile; its connect-the-dots pair
+(Doroshenko et al. 2022, Algorithm 1; :mod:`pld.mechanisms.profile`) dominates
+the round, in both orders of the neighbours.
+
+Add/remove adjacency (``D' = D`` plus the target; ``n`` users in ``D``)
+----------------------------------------------------------------------
+Now the count has law ``pi' = Bin(n + 1, p)`` under ``D'`` and ``pi = Bin(n, p)``
+under ``D``, and given ``k`` the target is a reporter under ``D'`` with
+probability ``gamma_k = k/(n + 1)``. With ``U_k`` the shuffle of a uniform
+``k``-subset of the ``n`` others and ``T_k`` that of the target plus a uniform
+``(k - 1)``-subset (derived here and checked by brute force in
+tests/test_checkin.py):
+
+    M(D') = sum_k pi'(k) [gamma_k T_k + (1 - gamma_k) U_k],   M(D) = sum_k pi(k) U_k.
+
+Drawing a ``(k-1)``-subset S and one more user j of the others writes
+``(T_k, U_k)`` as a mixture of replace-neighbours ``(M(S + t), M(S + j))`` of
+size ``k``; by joint convexity and Blackwell's theorem, if ``(P_k, Q_k)``
+dominates the shuffle of ``k`` reports under replacement,
+
+    H_alpha(M(D') || M(D)) <= sum_k pi'(k) A_k(alpha r_k),                         (2)
+    H_alpha(M(D) || M(D')) <= sum_k pi(k)  B_k(alpha / r_k),                        (3)
+    r_k = pi(k) / pi'(k) = (n + 1 - k) / ((1 - p)(n + 1)),
+
+with ``A_k(beta) = H_beta(gamma_k P_k + (1 - gamma_k) Q_k || Q_k)`` and
+``B_k(beta) = H_beta(Q_k || gamma_k P_k + (1 - gamma_k) Q_k)``, the two terms of
+seed 004 eq. 2.3 (:func:`~pld.mechanisms.subsample.lemma7_terms`; for a symmetric
+base B is eq. 2.3's second term). The count itself leaks through ``r_k``. The
+terms ``k = 0`` are exact, ``(pi'(0) - alpha pi(0))_+`` and ``(pi(0) - alpha
+pi'(0))_+``, and ``k = n + 1`` (only under ``D'``) contributes ``p^(n+1)`` to
+(2). The dominating profile is ``max((2), (3))``: the replace pair with ``n + 1``
+users does not dominate it (its count has the same law on both sides).
+
+Counts in blocks
+----------------
+Only counts in the binomial bulk (``tail_mass`` per side, by scipy's quantiles)
+are evaluated; the probability of the others is charged at ``h = 1``. Bulk counts
+are grouped into blocks ``[k_a, k_b]``: the base's profile decreases with ``k``
+(more shuffled reports: adding one more independent report is a
+post-processing) and eqs. (5)-(6) of :mod:`pld.mechanisms.subsample` increase with
+the rate and with the base's profile, so every ``h_k`` of the block is at most
+the terms of base ``k_a`` at rate ``k_b/n`` (upper side, at ``alpha r_{k_b}`` and
+``alpha / r_{k_a}`` for (2)-(3)) and at least those of base ``k_b`` (or ``k_b + 1``)
+at rate ``k_a/n`` (lower side). A block grows while its probability times its
+relative width ``k_b/k_a - 1`` stays below ``count_tolerance``, so the number of
+bases built is O(sqrt(mean count) / count_tolerance)-bounded and independent of
+``n`` beyond the bulk; single-count blocks are exact.
+
+The bracket
+-----------
+Upper: the connect-the-dots pair of the upper profile (bases' upper atoms plus
+Lemma 7's float budget, block bounds, tails charged, binomial weights raised by
+their relative error ``1e-10``) on an eps grid aligned with the loss grid: a
+rigorous upper bound. Lower: the same construction on the same grid from the
+bases' lower atoms, the swapped block bounds and lowered weights; it contains the
+connect-the-dots pair of the true mixture profile (1)-(3) on that grid, so the
+bracket shows the bases' discretisation, the blocking and the loss grid.
+
+Distributed check-in (seed 000 §4, Thm 4; seed 003 Thm 5)
+---------------------------------------------------------
+Checked-in clients add ``N(0, sigma^2 I)`` to a vector whose replacement changes
+by at most ``sensitivity`` in l2 norm, and the server sees only the sum. Given
+``k`` the sum is a k-of-n subsampled Gaussian mechanism with noise
+``sigma sqrt(k)``: the base pair of ``k`` reports is the Gaussian pair
+``pld.gaussian(sigma sqrt(k), sensitivity=...)``, exact for the sum. The bound
+assumes the count ``k`` is revealed; when it is not (seed 003 Thm 5's setting),
+the unlabelled output is a post-processing, so the bound still holds (it may
+then be loose). Under add/remove the sensitivity is the norm bound of one
+client's vector.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from pld import _validate
+from pld.engine import choose_loss_grid_step
+from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.mechanisms._spec import MechanismSpec, Option
+from pld.mechanisms.profile import pair_from_hull, profile_hull
+from pld.mechanisms.subsample import MAX_NUM_POINTS, lemma7_terms
+
+#: Relative error allowed for scipy's binomial pmf/cdf/sf (Boost; ~1e-12 measured,
+#: pld.mechanisms.clones): weights are raised (upper) or lowered (lower) by it.
+BINOMIAL_RELATIVE_ERROR = 1e-10
+
+#: Default bound on a count block's probability times its relative width.
+DEFAULT_COUNT_TOLERANCE = 1e-3
+
+#: Default probability of the counts left out on each side of the bulk (charged at h = 1).
+DEFAULT_TAIL_MASS = 1e-15
+
+_ADJACENCIES = ("replace", "add-remove")
+
+BaseBuilder = Callable[[int], PLD]
+
+
+@dataclass(frozen=True)
+class _Block:
+    """Counts ``low..high`` (>= 1) with probabilities ``weight`` (pi) and ``weight_add`` (pi')."""
+
+    low: int
+    high: int
+    weight: float
+    weight_add: float
+
+
+def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
+    """Counts holding all but ``tail_mass`` per side of Bin(n, p) and of Bin(n + 1, p)."""
+    low = int(min(stats.binom.ppf(tail_mass, n, p), stats.binom.ppf(tail_mass, n + 1, p)))
+    high = int(max(stats.binom.isf(tail_mass, n, p), stats.binom.isf(tail_mass, n + 1, p)))
+    return max(low, 0), min(high, n)
+
+
+def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Block]:
+    """Greedy blocks of counts in ``[max(low, 1), high]`` (module docstring)."""
+    start = max(low, 1)
+    if start > high:
+        return []
+    counts = np.arange(start, high + 1)
+    pmf = stats.binom.pmf(counts, n, p)
+    pmf_add = stats.binom.pmf(counts, n + 1, p)
+    heavier = np.maximum(pmf, pmf_add)
+    blocks = []
+    first = 0
+    while first < counts.size:
+        last = first
+        mass = heavier[first]
+        while last + 1 < counts.size:
+            grown = mass + heavier[last + 1]
+            if grown * (counts[last + 1] / counts[first] - 1) > tolerance:
+                break
+            mass = grown
+            last += 1
+        blocks.append(
+            _Block(
+                int(counts[first]),
+                int(counts[last]),
+                float(pmf[first : last + 1].sum()),
+                float(pmf_add[first : last + 1].sum()),
+            )
+        )
+        first = last + 1
+    return blocks
+
+
+def _max_loss(base: PLD) -> float:
+    """Largest finite privacy loss of the base's upper atoms (nats), 0 if none."""
+    largest = 0.0
+    for atoms in base.atoms("upper"):
+        finite = atoms.loss[np.isfinite(atoms.loss) & (atoms.mass > 0)]
+        if finite.size:
+            largest = max(largest, float(np.max(np.abs(finite))))
+    return largest
+
+
+def _chi_square(base: PLD) -> float:
+    """``E_Q[(P/Q - 1)^2]`` of the base's upper atoms (finite losses), for the default grid."""
+    total = 0.0
+    for atoms in base.atoms("upper"):
+        finite = np.isfinite(atoms.loss) & (atoms.mass > 0)
+        loss = atoms.loss[finite]
+        total = max(total, float(np.sum(atoms.mass[finite] * np.expm1(loss) ** 2 * np.exp(-loss))))
+    return total
+
+
+def _log_ratio(n: int, p: float, k: np.ndarray | int) -> np.ndarray:
+    """``log r_k = log(pi(k) / pi'(k)) = log((n + 1 - k) / ((1 - p)(n + 1)))``."""
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.log(n + 1 - k) - math.log1p(-p) - math.log(n + 1)
+
+
+def _grid(reach: float, step: float) -> np.ndarray:
+    """Multiples of ``step`` (times the smallest integer keeping <= MAX_NUM_POINTS) on ±reach."""
+    multiple = max(1, math.ceil(2 * reach / ((MAX_NUM_POINTS - 3) * step)))
+    half = max(1, math.ceil(reach / (multiple * step)))
+    return np.arange(-half, half + 1) * multiple * step
+
+
+class _Bases:
+    """Base PLDs by count, built once each."""
+
+    def __init__(self, build: BaseBuilder) -> None:
+        self._build = build
+        self._cache: dict[int, PLD] = {}
+
+    def __call__(self, k: int) -> PLD:
+        if k not in self._cache:
+            self._cache[k] = self._build(k)
+        return self._cache[k]
+
+    def lower_count(self, block: _Block) -> int:
+        """A count whose base is at most every base of the block (module docstring).
+
+        ``high + 1`` for a block of several counts (usually the next block's first
+        count, whose base is then shared), the count itself for a single one.
+        """
+        return block.high if block.low == block.high else block.high + 1
+
+
+def _profiles(
+    n: int,
+    p: float,
+    adjacency: str,
+    blocks: list[_Block],
+    bases: _Bases,
+    grid: np.ndarray,
+    bulk: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Upper and lower profile values at the grid, eqs. (1)-(3)."""
+    alpha = np.exp(grid.astype(np.longdouble))
+    up_factor = np.longdouble(1 + BINOMIAL_RELATIVE_ERROR)
+    low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
+    low, high = bulk
+    if adjacency == "replace":
+        size = n
+        tails = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
+        upper = np.full(grid.size, np.longdouble(tails) * up_factor)
+        lower = np.zeros(grid.size, dtype=np.longdouble)
+        if low == 0:
+            zero = np.longdouble(stats.binom.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
+            upper += zero * up_factor
+            lower += zero * low_factor
+        for block in blocks:
+            a, b = lemma7_terms(bases(block.low), block.high / size, grid, "upper")
+            upper += np.longdouble(block.weight) * up_factor * np.maximum(a, b)
+            a, b = lemma7_terms(bases(bases.lower_count(block)), block.low / size, grid, "lower")
+            lower += np.longdouble(block.weight) * low_factor * np.maximum(a, b)
+        return upper, lower
+    size = n + 1
+    # Eq. (2), D' -> D: weights pi' = Bin(n + 1, p); k = n + 1 has r = 0 and A = 1.
+    tails_f = stats.binom.cdf(low - 1, n + 1, p) + stats.binom.sf(high, n + 1, p)
+    tails_r = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
+    forward = np.full(grid.size, np.longdouble(tails_f) * up_factor)
+    reverse = np.full(grid.size, np.longdouble(tails_r) * up_factor)
+    forward_low = np.zeros(grid.size, dtype=np.longdouble)
+    reverse_low = np.zeros(grid.size, dtype=np.longdouble)
+    if high == n:
+        # k = n + 1 is inside the bulk of Bin(n + 1, p) when sf(n) was not charged above.
+        last = np.longdouble(stats.binom.pmf(n + 1, n + 1, p))
+        forward += last * up_factor
+        forward_low += last * low_factor
+    if low == 0:
+        pi0 = np.longdouble(stats.binom.pmf(0, n, p))
+        pi0_add = np.longdouble(stats.binom.pmf(0, n + 1, p))
+        zero_f = np.maximum(pi0_add - alpha * pi0, 0)
+        zero_r = np.maximum(pi0 - alpha * pi0_add, 0)
+        forward += zero_f * up_factor
+        forward_low += zero_f * low_factor
+        reverse += zero_r * up_factor
+        reverse_low += zero_r * low_factor
+    for block in blocks:
+        log_r_low, log_r_high = _log_ratio(n, p, [block.low, block.high])
+        base = bases(block.low)
+        a, _ = lemma7_terms(base, block.high / size, grid + log_r_high, "upper")
+        forward += np.longdouble(block.weight_add) * up_factor * a
+        _, b = lemma7_terms(base, block.high / size, grid - log_r_low, "upper")
+        reverse += np.longdouble(block.weight) * up_factor * b
+        base = bases(bases.lower_count(block))
+        a, _ = lemma7_terms(base, block.low / size, grid + log_r_low, "lower")
+        forward_low += np.longdouble(block.weight_add) * low_factor * a
+        _, b = lemma7_terms(base, block.low / size, grid - log_r_high, "lower")
+        reverse_low += np.longdouble(block.weight) * low_factor * b
+    return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
+
+
+def checkin_from_bases(
+    n: int,
+    p: float,
+    base: BaseBuilder,
+    *,
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+) -> PLD:
+    """One round of check-in from a per-count base: ``base(k)`` dominates the shuffle of k reports.
+
+    The engine of :func:`checkin` and :func:`distributed_checkin` (module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Number of users (>= 1); under add/remove, the users of the smaller dataset.
+    p : float
+        Check-in probability in (0, 1].
+    base : callable
+        ``base(k)`` for ``k >= 1`` returns one round (a ``pld.PLD``) of a pair
+        that dominates the k-report mechanism under replacement, and whose
+        profile does not increase with ``k``.
+    adjacency : {"replace", "add-remove"}
+        Neighbouring datasets: one user's data replaced, or one user added/removed.
+    loss_grid_step : float, optional
+        Loss grid spacing (nats) of the result, in (0, 1]; default
+        :func:`pld.engine.choose_loss_grid_step` of an estimate
+        ``sqrt(sum_k w_k (k/n)^2 chi2_k)`` of the loss's standard deviation.
+    tail_mass : float
+        Probability of the counts left out on each side, in (0, 1e-3]; charged to delta.
+    count_tolerance : float
+        Largest probability times relative width ``k_b/k_a - 1`` of a count block,
+        in [0, 1]; 0 evaluates every count of the bulk.
+
+    Returns
+    -------
+    PLD
+        One round, ``symmetric=True``; rigorous upper side, bracket as in the module docstring.
+    """
+    n = _validate.integer_at_least("n", n, 1)
+    p = _validate.in_interval("p", p, 0.0, 1.0, low_open=True)
+    if adjacency not in _ADJACENCIES:
+        raise ValueError(f"adjacency must be 'replace' or 'add-remove' (got {adjacency!r})")
+    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    count_tolerance = _validate.in_interval("count_tolerance", count_tolerance, 0.0, 1.0)
+    if loss_grid_step is not None:
+        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    if adjacency == "add-remove" and p == 1.0:
+        raise ValueError(
+            "p must lie in (0, 1) with adjacency='add-remove' (at p = 1 the count reveals "
+            "the target's presence)"
+        )
+    bulk = _bulk(n, p, tail_mass)
+    blocks = _blocks(n, p, *bulk, count_tolerance)
+    bases = _Bases(base)
+    size = n if adjacency == "replace" else n + 1
+    reach = 0.0
+    variance = 0.0
+    for block in blocks:
+        first = bases(block.low)
+        rate = block.high / size
+        rest = math.log1p(-rate) if rate < 1 else -math.inf
+        reach = max(reach, float(np.logaddexp(rest, math.log(rate) + _max_loss(first))))
+        variance += block.weight * rate**2 * _chi_square(first)
+    if adjacency == "add-remove":
+        log_r = _log_ratio(n, p, np.array([bulk[0], bulk[1]]))
+        reach += float(np.max(np.abs(log_r[np.isfinite(log_r)]), initial=0.0))
+        # The count's own loss log(1 / r_K): variance ~ Var(K) / (n + 1 - K)^2.
+        variance += p / (n * (1 - p))
+    step = choose_loss_grid_step(math.sqrt(variance)) if loss_grid_step is None else loss_grid_step
+    grid = _grid(max(reach, step), step)
+    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, bulk)
+    upper_values = np.clip(upper_values, 0, 1)
+    lower_values = np.clip(lower_values, 0, 1)
+    upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")
+    lower = pair_from_hull(grid, *profile_hull(grid, lower_values), "lower")
+    upper_pld = from_pmfs(*upper.log_pmfs(), symmetric=True, loss_grid_step=step)
+    lower_pld = from_pmfs(*lower.log_pmfs(), symmetric=True, loss_grid_step=step)
+    return from_bounds(upper=upper_pld, lower=lower_pld)
+
+
+def checkin(
+    n: int,
+    p: float,
+    eps0: float | None = None,
+    *,
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+) -> PLD:
+    """One round of shuffled check-in with any eps0-LDP randomizer (seed 000, Algorithm 1).
+
+    Each of ``n`` users checks in with probability ``p`` and sends one report of
+    an eps0-LDP randomizer; the shuffled multiset is released. The round is
+    bounded as a Bin(n, p) mixture over the public count k of k-of-n subsampled
+    shufflers, each by seed 004 Lemma 7 on the clones pair ``pld.clones(k, eps0)``
+    (module docstring, eqs. 1-3). Compose rounds with ``self_compose``.
+
+    Parameters
+    ----------
+    n : int
+        Number of users, >= 1 (under add/remove: of the dataset without the target).
+    p : float
+        Check-in probability in (0, 1] (in (0, 1) for add/remove).
+    eps0 : float
+        Local privacy parameter of the randomizer, nats, in (0, 50].
+    adjacency : {"replace", "add-remove"}
+        Replace one user's data (default), or add/remove one user.
+    loss_grid_step : float, optional
+        Loss grid spacing in nats; default from the loss's estimated spread.
+    tail_mass : float
+        Count probability left out per side of the binomial bulk, in (0, 1e-3]; charged to delta.
+    count_tolerance : float
+        Block width knob (module docstring), in [0, 1]; 0: every count of the bulk.
+
+    Returns
+    -------
+    PLD
+        One round, symmetric; its upper side is a rigorous bound for every eps0-LDP randomizer.
+    """
+    from pld.mechanisms.clones import clones
+
+    if eps0 is None:
+        raise ValueError("eps0 must be given (a local privacy parameter in (0, 50] nats)")
+    eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+
+    def base(k: int) -> PLD:
+        return clones(k, eps0)
+
+    return checkin_from_bases(
+        n,
+        p,
+        base,
+        adjacency=adjacency,
+        loss_grid_step=loss_grid_step,
+        tail_mass=tail_mass,
+        count_tolerance=count_tolerance,
+    )
+
+
+def distributed_checkin(
+    n: int,
+    p: float,
+    sigma: float,
+    *,
+    sensitivity: float = 1.0,
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+) -> PLD:
+    """One round of distributed check-in: checked-in clients' Gaussian-noised vectors are summed.
+
+    Seed 000 §4 (Thm 4) and seed 003 (Thm 5): each client adds ``N(0, sigma^2 I)``;
+    given the count k the sum is a k-of-n subsampled Gaussian mechanism with noise
+    ``sigma sqrt(k)`` (module docstring). Certified whether or not the server
+    learns k.
+
+    Parameters
+    ----------
+    n, p, adjacency, loss_grid_step, tail_mass, count_tolerance
+        As in :func:`checkin`.
+    sigma : float
+        Noise standard deviation of each client, > 0 (units of the vectors).
+    sensitivity : float
+        Largest l2 change of one client's vector between neighbours, > 0 (under
+        replacement ``2 C`` for vectors clipped to norm C; under add/remove ``C``).
+
+    Returns
+    -------
+    PLD
+        One round, symmetric; rigorous upper side.
+    """
+    from pld.mechanisms.gaussian import gaussian
+
+    sigma = _validate.positive("sigma", sigma)
+    sensitivity = _validate.positive("sensitivity", sensitivity)
+
+    def base(k: int) -> PLD:
+        return gaussian(sigma * math.sqrt(k), sensitivity=sensitivity)
+
+    return checkin_from_bases(
+        n,
+        p,
+        base,
+        adjacency=adjacency,
+        loss_grid_step=loss_grid_step,
+        tail_mass=tail_mass,
+        count_tolerance=count_tolerance,
+    )
+
+
+CLI_SPECS = (
+    MechanismSpec(
+        name="checkin",
+        help="shuffled check-in: each of n users reports w.p. p with an eps0-LDP randomizer "
+        "(seed 000)",
+        options=(
+            Option("--n", "n", int, "number of users (>= 1)"),
+            Option("--p", "p", float, "check-in probability, in (0, 1]"),
+            Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])"),
+            Option(
+                "--adjacency",
+                "adjacency",
+                str,
+                "replace one user's data, or add/remove one user",
+                required=False,
+                default="replace",
+                choices=_ADJACENCIES,
+            ),
+        ),
+        build=checkin,
+    ),
+    MechanismSpec(
+        name="distributed-checkin",
+        help="distributed check-in: Gaussian-noised reports of checked-in users summed "
+        "(seed 000 §4)",
+        options=(
+            Option("--n", "n", int, "number of users (>= 1)"),
+            Option("--p", "p", float, "check-in probability, in (0, 1]"),
+            Option("--sigma", "sigma", float, "noise standard deviation per client (> 0)"),
+            Option(
+                "--sensitivity",
+                "sensitivity",
+                float,
+                "l2 change of one client's vector (> 0)",
+                required=False,
+                default=1.0,
+            ),
+            Option(
+                "--adjacency",
+                "adjacency",
+                str,
+                "replace one user's data, or add/remove one user",
+                required=False,
+                default="replace",
+                choices=_ADJACENCIES,
+            ),
+        ),
+        build=distributed_checkin,
+    ),
+)
