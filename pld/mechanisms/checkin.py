@@ -122,17 +122,19 @@ DEFAULT_TAIL_MASS = 1e-15
 
 _ADJACENCIES = ("replace", "add-remove")
 
-BaseBuilder = Callable[[int], PLD]
+BaseBuilder = Callable[[int, float | None], PLD]
 
 
 @dataclass(frozen=True)
 class _Block:
-    """Counts ``low..high`` (>= 1) with probabilities ``weight`` (pi) and ``weight_add`` (pi')."""
+    """Counts ``low..high`` (>= 1): probability and mean count under pi and under pi'."""
 
     low: int
     high: int
     weight: float
     weight_add: float
+    mean: float
+    mean_add: float
 
 
 def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
@@ -162,13 +164,16 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
                 break
             mass = grown
             last += 1
+        span = slice(first, last + 1)
+        weight, weight_add = float(pmf[span].sum()), float(pmf_add[span].sum())
+        mean = float(np.dot(counts[span], pmf[span]) / weight) if weight > 0 else counts[first]
+        mean_add = (
+            float(np.dot(counts[span], pmf_add[span]) / weight_add)
+            if weight_add > 0
+            else counts[first]
+        )
         blocks.append(
-            _Block(
-                int(counts[first]),
-                int(counts[last]),
-                float(pmf[first : last + 1].sum()),
-                float(pmf_add[first : last + 1].sum()),
-            )
+            _Block(int(counts[first]), int(counts[last]), weight, weight_add, mean, mean_add)
         )
         first = last + 1
     return blocks
@@ -209,15 +214,27 @@ def _grid(reach: float, step: float) -> np.ndarray:
 
 
 class _Bases:
-    """Base PLDs by count, built once each."""
+    """Base PLDs by count, built once each.
+
+    A base is built on its default loss grid, and counts up to twice that one's
+    reuse its grid step (a base's default step shrinks with its loss's spread,
+    about as ``1/sqrt(k)``, so by at most one halving): this skips the probe
+    pass that finds the default grid.
+    """
 
     def __init__(self, build: BaseBuilder) -> None:
         self._build = build
         self._cache: dict[int, PLD] = {}
+        self._reference: tuple[int, float] | None = None
 
     def __call__(self, k: int) -> PLD:
         if k not in self._cache:
-            self._cache[k] = self._build(k)
+            reference = self._reference
+            if reference is not None and reference[0] <= k <= 2 * reference[0]:
+                self._cache[k] = self._build(k, reference[1])
+            else:
+                self._cache[k] = self._build(k, None)
+                self._reference = (k, self._cache[k].loss_grid_step)
         return self._cache[k]
 
     def lower_count(self, block: _Block) -> int:
@@ -227,6 +244,21 @@ class _Bases:
         count, whose base is then shared), the count itself for a single one.
         """
         return block.high if block.low == block.high else block.high + 1
+
+
+def _chord(
+    values_a: np.ndarray, values_b: np.ndarray, block: _Block, size: int, mean: float
+) -> np.ndarray:
+    """Chord bound of a convex function of the rate over a block (module docstring).
+
+    ``sum_k w_k g(k/size) <= W [(k_b - m) g(k_a/size) + (m - k_a) g(k_b/size)] / (k_b - k_a)``
+    per unit weight, with ``m`` the block's mean count.
+    """
+    if block.high == block.low:
+        return values_a
+    mean = min(max(mean, block.low), block.high)
+    share = np.longdouble((mean - block.low) / (block.high - block.low))
+    return (1 - share) * values_a + share * values_b
 
 
 def _profiles(
@@ -244,7 +276,6 @@ def _profiles(
     low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
     low, high = bulk
     if adjacency == "replace":
-        size = n
         tails = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
         upper = np.full(grid.size, np.longdouble(tails) * up_factor)
         lower = np.zeros(grid.size, dtype=np.longdouble)
@@ -253,13 +284,20 @@ def _profiles(
             upper += zero * up_factor
             lower += zero * low_factor
         for block in blocks:
-            a, b = lemma7_terms(bases(block.low), block.high / size, grid, "upper")
-            upper += np.longdouble(block.weight) * up_factor * np.maximum(a, b)
-            a, b = lemma7_terms(bases(bases.lower_count(block)), block.low / size, grid, "lower")
-            lower += np.longdouble(block.weight) * low_factor * np.maximum(a, b)
+            weight = np.longdouble(block.weight)
+            base = bases(block.low)
+            at_low = np.maximum(*lemma7_terms(base, block.low / n, grid, "upper"))
+            at_high = at_low
+            if block.high > block.low:
+                at_high = np.maximum(*lemma7_terms(base, block.high / n, grid, "upper"))
+            upper += weight * up_factor * _chord(at_low, at_high, block, n, block.mean)
+            base = bases(bases.lower_count(block))
+            rate = block.mean / n
+            lower += weight * low_factor * np.maximum(*lemma7_terms(base, rate, grid, "lower"))
         return upper, lower
     size = n + 1
-    # Eq. (2), D' -> D: weights pi' = Bin(n + 1, p); k = n + 1 has r = 0 and A = 1.
+    # Eq. (2), D' -> D, weights pi' = Bin(n + 1, p); the count n + 1 (r = 0, A = 1) is
+    # charged by sf(n) when it lies outside the bulk, added exactly otherwise.
     tails_f = stats.binom.cdf(low - 1, n + 1, p) + stats.binom.sf(high, n + 1, p)
     tails_r = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
     forward = np.full(grid.size, np.longdouble(tails_f) * up_factor)
@@ -267,10 +305,7 @@ def _profiles(
     forward_low = np.zeros(grid.size, dtype=np.longdouble)
     reverse_low = np.zeros(grid.size, dtype=np.longdouble)
     if high == n:
-        # k = n + 1 is inside the bulk of Bin(n + 1, p) when sf(n) was not charged above.
-        last = np.longdouble(stats.binom.pmf(n + 1, n + 1, p))
-        forward += last * up_factor
-        forward_low += last * low_factor
+        forward_low += np.longdouble(stats.binom.pmf(n + 1, n + 1, p)) * low_factor
     if low == 0:
         pi0 = np.longdouble(stats.binom.pmf(0, n, p))
         pi0_add = np.longdouble(stats.binom.pmf(0, n + 1, p))
@@ -282,16 +317,22 @@ def _profiles(
         reverse_low += zero_r * low_factor
     for block in blocks:
         log_r_low, log_r_high = _log_ratio(n, p, [block.low, block.high])
+        weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
         base = bases(block.low)
-        a, _ = lemma7_terms(base, block.high / size, grid + log_r_high, "upper")
-        forward += np.longdouble(block.weight_add) * up_factor * a
-        _, b = lemma7_terms(base, block.high / size, grid - log_r_low, "upper")
-        reverse += np.longdouble(block.weight) * up_factor * b
+        rates = [block.low / size, block.high / size]
+        if block.high == block.low:
+            rates = rates[:1]
+        a_terms = [lemma7_terms(base, rate, grid + log_r_high, "upper")[0] for rate in rates]
+        b_terms = [lemma7_terms(base, rate, grid - log_r_low, "upper")[1] for rate in rates]
+        forward += (
+            weight_add * up_factor * _chord(a_terms[0], a_terms[-1], block, size, block.mean_add)
+        )
+        reverse += weight * up_factor * _chord(b_terms[0], b_terms[-1], block, size, block.mean)
         base = bases(bases.lower_count(block))
-        a, _ = lemma7_terms(base, block.low / size, grid + log_r_low, "lower")
-        forward_low += np.longdouble(block.weight_add) * low_factor * a
-        _, b = lemma7_terms(base, block.low / size, grid - log_r_high, "lower")
-        reverse_low += np.longdouble(block.weight) * low_factor * b
+        a, _ = lemma7_terms(base, block.mean_add / size, grid + log_r_low, "lower")
+        forward_low += weight_add * low_factor * a
+        _, b = lemma7_terms(base, block.mean / size, grid - log_r_high, "lower")
+        reverse_low += weight * low_factor * b
     return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
 
 
@@ -316,9 +357,10 @@ def checkin_from_bases(
     p : float
         Check-in probability in (0, 1].
     base : callable
-        ``base(k)`` for ``k >= 1`` returns one round (a ``pld.PLD``) of a pair
-        that dominates the k-report mechanism under replacement, and whose
-        profile does not increase with ``k``.
+        ``base(k, loss_grid_step)`` for ``k >= 1`` returns one round (a
+        ``pld.PLD``, on the given loss grid step or its default one if ``None``)
+        of a pair that dominates the k-report mechanism under replacement, and
+        whose profile does not increase with ``k``.
     adjacency : {"replace", "add-remove"}
         Neighbouring datasets: one user's data replaced, or one user added/removed.
     loss_grid_step : float, optional
@@ -424,8 +466,8 @@ def checkin(
         raise ValueError("eps0 must be given (a local privacy parameter in (0, 50] nats)")
     eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
 
-    def base(k: int) -> PLD:
-        return clones(k, eps0)
+    def base(k: int, step: float | None) -> PLD:
+        return clones(k, eps0, loss_grid_step=step)
 
     return checkin_from_bases(
         n,
@@ -476,8 +518,8 @@ def distributed_checkin(
     sigma = _validate.positive("sigma", sigma)
     sensitivity = _validate.positive("sensitivity", sensitivity)
 
-    def base(k: int) -> PLD:
-        return gaussian(sigma * math.sqrt(k), sensitivity=sensitivity)
+    def base(k: int, step: float | None) -> PLD:
+        return gaussian(sigma * math.sqrt(k), sensitivity=sensitivity, loss_grid_step=step)
 
     return checkin_from_bases(
         n,
