@@ -120,6 +120,19 @@ DEFAULT_COUNT_TOLERANCE = 1e-3
 #: Default probability of the counts left out on each side of the bulk (charged at h = 1).
 DEFAULT_TAIL_MASS = 1e-15
 
+#: Points of the first, coarse eps grid (aligned with the loss grid) on which the
+#: upper profile is evaluated to find where it needs the full loss grid.
+COARSE_POINTS = 4096
+
+#: Intervals of the coarse grid over which the upper profile changes by more than
+#: this (absolute, in delta) are refined to the loss grid.
+GRID_DELTA_RESOLUTION = 1e-18
+
+#: Truncation of the clones pair of each count (``pld.clones``'s ``tail_mass``):
+#: charged at loss eps0, it sits below ``GRID_DELTA_RESOLUTION`` after subsampling
+#: for rates <= 1e-2.
+CLONES_TAIL_MASS = 1e-16
+
 _ADJACENCIES = ("replace", "add-remove")
 
 BaseBuilder = Callable[[int, float | None], PLD]
@@ -206,11 +219,29 @@ def _log_ratio(n: int, p: float, k: np.ndarray | int) -> np.ndarray:
         return np.log(n + 1 - k) - math.log1p(-p) - math.log(n + 1)
 
 
-def _grid(reach: float, step: float) -> np.ndarray:
-    """Multiples of ``step`` (times the smallest integer keeping <= MAX_NUM_POINTS) on ±reach."""
-    multiple = max(1, math.ceil(2 * reach / ((MAX_NUM_POINTS - 3) * step)))
+def _aligned(reach: float, step: float, multiple: int) -> np.ndarray:
+    """Multiples of ``multiple * step`` covering ``[-reach, reach]``: loss-grid points."""
     half = max(1, math.ceil(reach / (multiple * step)))
     return np.arange(-half, half + 1) * multiple * step
+
+
+def _refined(coarse: np.ndarray, values: np.ndarray, step: float, multiple: int) -> np.ndarray:
+    """The coarse grid with every loss-grid point inserted where the profile moves.
+
+    Between two coarse points whose upper profile values differ by more than
+    ``GRID_DELTA_RESOLUTION``, every multiple of ``step`` is added (or of a
+    larger multiple of it, so that the grid keeps at most ``MAX_NUM_POINTS``).
+    Elsewhere the connect-the-dots curve, which lies between the two values,
+    is within that resolution of the profile.
+    """
+    moving = np.flatnonzero(np.abs(np.diff(values)) > GRID_DELTA_RESOLUTION)
+    if multiple == 1 or moving.size == 0:
+        return coarse
+    fine = max(1, math.ceil(moving.size * multiple / (MAX_NUM_POINTS - coarse.size)))
+    fine = min(multiple, fine)
+    offsets = np.arange(fine, multiple, fine) * step
+    inserted = (coarse[moving][:, None] + offsets[None, :]).ravel()
+    return np.union1d(coarse, inserted)
 
 
 class _Bases:
@@ -409,7 +440,13 @@ def checkin_from_bases(
         # The count's own loss log(1 / r_K): variance ~ Var(K) / (n + 1 - K)^2.
         variance += p / (n * (1 - p))
     step = choose_loss_grid_step(math.sqrt(variance)) if loss_grid_step is None else loss_grid_step
-    grid = _grid(max(reach, step), step)
+    reach = max(reach, step)
+    multiple = max(1, math.ceil(2 * reach / (COARSE_POINTS * step)))
+    coarse = _aligned(reach, step, multiple)
+    grid = coarse
+    if multiple > 1:
+        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, bulk)
+        grid = _refined(coarse, np.asarray(coarse_values, dtype=np.float64), step, multiple)
     upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, bulk)
     upper_values = np.clip(upper_values, 0, 1)
     lower_values = np.clip(lower_values, 0, 1)
@@ -467,7 +504,7 @@ def checkin(
     eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
 
     def base(k: int, step: float | None) -> PLD:
-        return clones(k, eps0, loss_grid_step=step)
+        return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
 
     return checkin_from_bases(
         n,
