@@ -60,16 +60,24 @@ Counts in blocks
 ----------------
 Only counts in the binomial bulk (``tail_mass`` per side, by scipy's quantiles)
 are evaluated; the probability of the others is charged at ``h = 1``. Bulk counts
-are grouped into blocks ``[k_a, k_b]``: the base's profile decreases with ``k``
+are grouped into blocks ``[k_a, k_b]`` (below): the base's profile decreases with ``k``
 (more shuffled reports: adding one more independent report is a
 post-processing) and eqs. (5)-(6) of :mod:`pld.mechanisms.subsample` increase with
 the rate and with the base's profile, so every ``h_k`` of the block is at most
 the terms of base ``k_a`` at rate ``k_b/n`` (upper side, at ``alpha r_{k_b}`` and
 ``alpha / r_{k_a}`` for (2)-(3)) and at least those of base ``k_b`` (or ``k_b + 1``)
-at rate ``k_a/n`` (lower side). A block grows while its probability times its
-relative width ``k_b/k_a - 1`` stays below ``count_tolerance``, so the number of
-bases built is O(sqrt(mean count) / count_tolerance)-bounded and independent of
-``n`` beyond the bulk; single-count blocks are exact.
+at rate ``k_a/n`` (lower side). Within a block, eqs. (5)-(6) are convex in the
+rate (perspectives of the convex curve H, composed with affine maps), so over
+the block's counts their weighted sum is at most the chord between the rates
+``k_a/n`` and ``k_b/n`` at the block's mean count (upper side) and at least their
+value at the mean rate (Jensen; lower side): the rate costs only second order.
+The base costs first order: a relative width ``w`` moves a one-round delta by
+about ``w log(1/delta)`` relatively. A block grows while its relative width
+``k_b/k_a - 1`` times its largest count probability relative to the mode stays
+below ``count_tolerance`` (so blocks near the mode have relative width
+``<= count_tolerance``, tail blocks are wider). The work is
+O(sqrt(mean count) / count_tolerance) bases at most, independent of ``n`` beyond
+the bulk; single-count blocks are exact.
 
 The bracket
 -----------
@@ -114,8 +122,8 @@ from pld.mechanisms.subsample import MAX_NUM_POINTS, lemma7_terms
 #: pld.mechanisms.clones): weights are raised (upper) or lowered (lower) by it.
 BINOMIAL_RELATIVE_ERROR = 1e-10
 
-#: Default bound on a count block's probability times its relative width.
-DEFAULT_COUNT_TOLERANCE = 1e-3
+#: Default block knob: relative width times relative probability (module docstring).
+DEFAULT_COUNT_TOLERANCE = 3e-3
 
 #: Default probability of the counts left out on each side of the bulk (charged at h = 1).
 DEFAULT_TAIL_MASS = 1e-15
@@ -165,17 +173,19 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
     counts = np.arange(start, high + 1)
     pmf = stats.binom.pmf(counts, n, p)
     pmf_add = stats.binom.pmf(counts, n + 1, p)
+    # Relative heaviness of each count: 1 at the mode, tiny in the tails.
     heavier = np.maximum(pmf, pmf_add)
+    heavier = heavier / np.max(heavier)
     blocks = []
     first = 0
     while first < counts.size:
         last = first
-        mass = heavier[first]
+        peak = heavier[first]
         while last + 1 < counts.size:
-            grown = mass + heavier[last + 1]
+            grown = max(peak, heavier[last + 1])
             if grown * (counts[last + 1] / counts[first] - 1) > tolerance:
                 break
-            mass = grown
+            peak = grown
             last += 1
         span = slice(first, last + 1)
         weight, weight_add = float(pmf[span].sum()), float(pmf_add[span].sum())
@@ -401,8 +411,9 @@ def checkin_from_bases(
     tail_mass : float
         Probability of the counts left out on each side, in (0, 1e-3]; charged to delta.
     count_tolerance : float
-        Largest probability times relative width ``k_b/k_a - 1`` of a count block,
-        in [0, 1]; 0 evaluates every count of the bulk.
+        Largest relative width ``k_b/k_a - 1`` of a count block, times its largest
+        count probability relative to the mode's, in [0, 1]; 0 evaluates every
+        count of the bulk (module docstring).
 
     Returns
     -------

@@ -123,7 +123,9 @@ def _mix(first: Law, second: Law, weight: Fraction) -> Law:
     return {v: weight * first.get(v, zero) + (1 - weight) * second.get(v, zero) for v in keys}
 
 
-def lemma7_terms(pair: tuple[Law, Law], rate: Fraction, alpha: Fraction) -> tuple[Fraction, Fraction]:
+def lemma7_terms(
+    pair: tuple[Law, Law], rate: Fraction, alpha: Fraction
+) -> tuple[Fraction, Fraction]:
     """``H_alpha(g P + (1-g) Q || Q)`` and ``H_alpha(Q || g P + (1-g) Q)``, as measures.
 
     For the (symmetric) clones pair the second is seed 004 eq. 2.3's B term.
