@@ -155,7 +155,7 @@ def test_distributed_checkin_limits(adjacency):
     sigma = 2.0
     eps = np.array([0.0, 0.2, 0.5])
     lower, upper = pld.distributed_checkin(
-        1, 0.4, sigma, adjacency=adjacency, loss_grid_step=STEP
+        1, 0.4, sigma, sensitivity=1.0, adjacency=adjacency, loss_grid_step=STEP
     ).delta_bounds(eps)
     if adjacency == "replace":
         truth = 0.4 * gaussian_delta(eps, sigma)
@@ -164,7 +164,9 @@ def test_distributed_checkin_limits(adjacency):
     else:
         assert np.all(upper >= 0.4 * gaussian_delta(eps, sigma) * (1 - 1e-9))
     n = 50
-    lower, upper = pld.distributed_checkin(n, 1.0, sigma, loss_grid_step=STEP).delta_bounds(eps)
+    lower, upper = pld.distributed_checkin(
+        n, 1.0, sigma, sensitivity=1.0, loss_grid_step=STEP
+    ).delta_bounds(eps)
     truth = gaussian_delta(eps, sigma * math.sqrt(n))
     assert np.all(upper >= truth * (1 - 1e-9)) and np.all(upper <= truth * 1.01 + 1e-12)
 
@@ -174,7 +176,9 @@ def test_distributed_checkin_bounds_its_mixture_at_moderate_n():
     # evaluated by pld.subsample per count, is inside [lower, upper] (loose check, 2 %).
     n, p, sigma = 12, 0.3, 1.0
     eps = np.array([0.0, 0.1, 0.3])
-    lower, upper = pld.distributed_checkin(n, p, sigma, count_tolerance=0.0).delta_bounds(eps)
+    lower, upper = pld.distributed_checkin(
+        n, p, sigma, sensitivity=1.0, count_tolerance=0.0
+    ).delta_bounds(eps)
     from scipy import stats
 
     total = np.zeros(eps.size)

@@ -91,15 +91,17 @@ bracket shows the bases' discretisation, the blocking and the loss grid.
 
 Distributed check-in (seed 000 §4, Thm 4; seed 003 Thm 5)
 ---------------------------------------------------------
-Checked-in clients add ``N(0, sigma^2 I)`` to a vector whose replacement changes
-by at most ``sensitivity`` in l2 norm, and the server sees only the sum. Given
+Checked-in clients add ``N(0, sigma^2 I)`` to their vectors, any two of which are
+at most ``sensitivity`` apart in l2 norm, and the server sees only the sum. Given
 ``k`` the sum is a k-of-n subsampled Gaussian mechanism with noise
 ``sigma sqrt(k)``: the base pair of ``k`` reports is the Gaussian pair
 ``pld.gaussian(sigma sqrt(k), sensitivity=...)``, exact for the sum. The bound
 assumes the count ``k`` is revealed; when it is not (seed 003 Thm 5's setting),
 the unlabelled output is a post-processing, so the bound still holds (it may
-then be loose). Under add/remove the sensitivity is the norm bound of one
-client's vector.
+then be loose). Under add/remove too, the decomposition of eqs. (2)-(3) compares
+the target's vector with another client's, so ``sensitivity`` is the largest
+distance between two clients' vectors (``2 C`` for vectors clipped to norm C), not
+the norm bound ``C`` of one vector.
 """
 
 from __future__ import annotations
@@ -533,7 +535,7 @@ def distributed_checkin(
     p: float,
     sigma: float,
     *,
-    sensitivity: float = 1.0,
+    sensitivity: float = 2.0,
     adjacency: str = "replace",
     loss_grid_step: float | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS,
@@ -553,8 +555,10 @@ def distributed_checkin(
     sigma : float
         Noise standard deviation of each client, > 0 (units of the vectors).
     sensitivity : float
-        Largest l2 change of one client's vector between neighbours, > 0 (under
-        replacement ``2 C`` for vectors clipped to norm C; under add/remove ``C``).
+        Largest l2 distance between two clients' vectors, > 0, under both
+        adjacencies (module docstring): ``2 C`` for vectors clipped to norm C; the
+        default 2 is the unit ball, as in seed 000 Thm 4 and
+        ``pld.rdp.distributed_checkin_gaussian``.
 
     Returns
     -------
@@ -613,9 +617,9 @@ CLI_SPECS = (
                 "--sensitivity",
                 "sensitivity",
                 float,
-                "l2 change of one client's vector (> 0)",
+                "largest l2 distance between two clients' vectors (> 0; default 2, the unit ball)",
                 required=False,
-                default=1.0,
+                default=2.0,
             ),
             Option(
                 "--adjacency",
