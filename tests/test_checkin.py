@@ -239,3 +239,25 @@ def test_calibrate_p_meets_the_target():
     assert result.value < 0.9
     above = pld.checkin(2000, result.value * 1.01, 1.0).self_compose(10).delta(0.2)
     assert above > 1e-6
+
+
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+def test_one_user_with_binary_randomised_response_is_attained(adjacency):
+    # Binary RR (k = 2, gamma = 1/3: e^eps0 = 5) is the worst eps0-LDP randomiser for one
+    # reporter, so with n = 1 the bound must equal the real protocol's delta for the worst
+    # pair (both adjacencies; measured equal to 1e-9 relative), while n >= 2 is loose
+    # for it at large eps (the clones pair is a worst case over all randomisers).
+    k, gamma, p = 2, Fraction(1, 3), Fraction(1, 3)
+    exp_eps0 = 1 + k * (1 - gamma) / gamma
+    eps = np.array([0.0, 0.2, 0.5, 1.0, 1.5])
+    loss = pld.checkin(1, float(p), math.log(exp_eps0), adjacency=adjacency, loss_grid_step=STEP)
+    _, upper = loss.delta_bounds(eps)
+    size = 0 if adjacency == "replace" else 1
+    worst = np.zeros(eps.size)
+    for others in [()] if size == 0 else [(0,), (1,)]:
+        exact = [
+            float(oracle.protocol_delta(others, k, gamma, p, adjacency, _alpha(e))) for e in eps
+        ]
+        worst = np.maximum(worst, exact)
+    assert np.all(upper >= worst * (1 - 1e-12))
+    assert np.all(upper <= worst * (1 + 1e-6) + 1e-12)
