@@ -30,7 +30,12 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import pld
-from pld.mechanisms.checkin import DEFAULT_COUNT_TOLERANCE, DEFAULT_TAIL_MASS, _blocks, _bulk
+from pld.mechanisms.checkin_mixture import (
+    DEFAULT_COUNT_TOLERANCE,
+    DEFAULT_TAIL_MASS,
+    _blocks,
+    _bulk,
+)
 from pld.rdp.conversions import to_epsilon
 
 EPS0 = 1.0

@@ -261,3 +261,13 @@ def test_one_user_with_binary_randomised_response_is_attained(adjacency):
         worst = np.maximum(worst, exact)
     assert np.all(upper >= worst * (1 - 1e-12))
     assert np.all(upper <= worst * (1 + 1e-6) + 1e-12)
+
+
+def test_add_remove_is_not_dominated_by_the_replace_pair_of_n_plus_one_users():
+    # Under add/remove the count's law changes (it reveals the target's presence at
+    # p near 1), so the replace bound with n + 1 users is below the real protocol here.
+    k, gamma, n, p = 4, Fraction(1, 2), 3, Fraction(9, 10)
+    replace = pld.checkin(n + 1, float(p), EPS0, loss_grid_step=STEP).delta(1.0)
+    exact = float(oracle.protocol_delta((0, 1, 2), k, gamma, p, "add-remove", _alpha(1.0)))
+    assert replace < 0.5 * exact
+    assert pld.checkin(n, float(p), EPS0, adjacency="add-remove").delta(1.0) >= exact

@@ -145,7 +145,7 @@ def binomial(n: int, p: Fraction, k: int) -> Fraction:
 def mixture_profile(
     n: int, p: Fraction, exp_eps0: Fraction, alpha: Fraction, adjacency: str
 ) -> Fraction:
-    """The count-mixture bound (module docstring of ``pld.mechanisms.checkin``), exactly.
+    """The count-mixture bound (eqs. 1-3 of ``pld.mechanisms.checkin_mixture``), exactly.
 
     Replace: ``sum_k Bin(n, p)(k) max(A_k, B_k)(alpha)`` with rate ``k/n``.
     Add/remove: ``max(sum_k pi'(k) A_k(alpha r_k), sum_k pi(k) B_k(alpha / r_k))``,

@@ -1,0 +1,448 @@
+"""The count mixture behind shuffled check-in: per-count subsampled bases, mixed by Bin(n, p).
+
+The protocol and its public API are in :mod:`pld.mechanisms.checkin`; this module
+derives and builds the dominating pair of one round from a per-count base.
+
+Replace-one adjacency (the target's data changes, ``n`` fixed)
+--------------------------------------------------------------
+The check-in coins do not depend on the data, so ``K ~ Bin(n, p)`` on both
+datasets, and given ``K = k`` the reporters are a uniform ``k``-subset of the
+``n`` users: the target is among them with probability ``k/n``. The outputs
+for different ``k`` are disjoint (the multiset's size differs), so for every
+``alpha``
+
+    H_alpha(M(D) || M(D')) = sum_k Bin(n, p)(k) H_alpha(M_k(D) || M_k(D')),       (1)
+
+where ``M_k`` is "sample ``k`` of the ``n`` users without replacement and
+shuffle their reports": a fixed-size subsampled shuffler. Seed 004 Lemma 7
+(:mod:`pld.mechanisms.subsample`, eq. 2.3) bounds its profile ``h_k`` from a
+pair that dominates the shuffle of ``k`` reports under replacement: the clones
+pair ``pld.clones(k, eps0)`` for any eps0-LDP randomizer (seed 004 eq. 3.1), or
+a Gaussian pair for distributed check-in (below). ``h_0 = (1 - alpha)_+``.
+
+The sum (1) of valid profiles is a valid profile; its connect-the-dots pair
+(Doroshenko et al. 2022, Algorithm 1; :mod:`pld.mechanisms.profile`) dominates
+the round, in both orders of the neighbours.
+
+Add/remove adjacency (``D' = D`` plus the target; ``n`` users in ``D``)
+----------------------------------------------------------------------
+Now the count has law ``pi' = Bin(n + 1, p)`` under ``D'`` and ``pi = Bin(n, p)``
+under ``D``, and given ``k`` the target is a reporter under ``D'`` with
+probability ``gamma_k = k/(n + 1)``. With ``U_k`` the shuffle of a uniform
+``k``-subset of the ``n`` others and ``T_k`` that of the target plus a uniform
+``(k - 1)``-subset (derived here and checked by brute force in
+tests/test_checkin.py):
+
+    M(D') = sum_k pi'(k) [gamma_k T_k + (1 - gamma_k) U_k],   M(D) = sum_k pi(k) U_k.
+
+Drawing a ``(k-1)``-subset S and one more user j of the others writes
+``(T_k, U_k)`` as a mixture of replace-neighbours ``(M(S + t), M(S + j))`` of
+size ``k``; by joint convexity and Blackwell's theorem, if ``(P_k, Q_k)``
+dominates the shuffle of ``k`` reports under replacement,
+
+    H_alpha(M(D') || M(D)) <= sum_k pi'(k) A_k(alpha r_k),                         (2)
+    H_alpha(M(D) || M(D')) <= sum_k pi(k)  B_k(alpha / r_k),                        (3)
+    r_k = pi(k) / pi'(k) = (n + 1 - k) / ((1 - p)(n + 1)),
+
+with ``A_k(beta) = H_beta(gamma_k P_k + (1 - gamma_k) Q_k || Q_k)`` and
+``B_k(beta) = H_beta(Q_k || gamma_k P_k + (1 - gamma_k) Q_k)``, the two terms of
+seed 004 eq. 2.3 (:func:`~pld.mechanisms.subsample.lemma7_terms`; for a symmetric
+base B is eq. 2.3's second term). The count itself leaks through ``r_k``. The
+terms ``k = 0`` are exact, ``(pi'(0) - alpha pi(0))_+`` and ``(pi(0) - alpha
+pi'(0))_+``, and ``k = n + 1`` (only under ``D'``) contributes ``p^(n+1)`` to
+(2). The dominating profile is ``max((2), (3))``: the replace pair with ``n + 1``
+users does not dominate it (its count has the same law on both sides).
+
+Counts in blocks
+----------------
+Only counts in the binomial bulk (``tail_mass`` per side, by scipy's quantiles)
+are evaluated; the probability of the others is charged at ``h = 1``. Bulk counts
+are grouped into blocks ``[k_a, k_b]`` (below): the base's profile decreases with ``k``
+(more shuffled reports: adding one more independent report is a
+post-processing) and eqs. (5)-(6) of :mod:`pld.mechanisms.subsample` increase with
+the rate and with the base's profile, so every ``h_k`` of the block is at most
+the terms of base ``k_a`` at rate ``k_b/n`` (upper side, at ``alpha r_{k_b}`` and
+``alpha / r_{k_a}`` for (2)-(3)) and at least those of base ``k_b`` (or ``k_b + 1``)
+at rate ``k_a/n`` (lower side). Within a block, eqs. (5)-(6) are convex in the
+rate (perspectives of the convex curve H, composed with affine maps), so over
+the block's counts their weighted sum is at most the chord between the rates
+``k_a/n`` and ``k_b/n`` at the block's mean count (upper side) and at least their
+value at the mean rate (Jensen; lower side): the rate costs only second order.
+The base costs first order: a relative width ``w`` moves a one-round delta by
+about ``w log(1/delta)`` relatively. A block grows while its relative width
+``k_b/k_a - 1`` times its largest count probability relative to the mode stays
+below ``count_tolerance`` (so blocks near the mode have relative width
+``<= count_tolerance``, tail blocks are wider). The work is
+O(sqrt(mean count) / count_tolerance) bases at most, independent of ``n`` beyond
+the bulk; single-count blocks are exact.
+
+The bracket
+-----------
+Upper: the connect-the-dots pair of the upper profile (bases' upper atoms plus
+Lemma 7's float budget, block bounds, tails charged, binomial weights raised by
+their relative error ``1e-10``) on an eps grid aligned with the loss grid: a
+rigorous upper bound. Lower: the same construction on the same grid from the
+bases' lower atoms, the swapped block bounds and lowered weights; it contains the
+connect-the-dots pair of the true mixture profile (1)-(3) on that grid, so the
+bracket shows the bases' discretisation, the blocking and the loss grid.
+
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from pld import _validate
+from pld.engine import choose_loss_grid_step
+from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.mechanisms.profile import pair_from_hull, profile_hull
+from pld.mechanisms.subsample import MAX_NUM_POINTS, lemma7_terms
+
+#: Relative error allowed for scipy's binomial pmf/cdf/sf (Boost; ~1e-12 measured,
+#: pld.mechanisms.clones): weights are raised (upper) or lowered (lower) by it.
+BINOMIAL_RELATIVE_ERROR = 1e-10
+
+#: Default block knob: relative width times relative probability (module docstring).
+DEFAULT_COUNT_TOLERANCE = 3e-3
+
+#: Default probability of the counts left out on each side of the bulk (charged at h = 1).
+DEFAULT_TAIL_MASS = 1e-15
+
+#: Points of the first, coarse eps grid (aligned with the loss grid) on which the
+#: upper profile is evaluated to find where it needs the full loss grid.
+COARSE_POINTS = 4096
+
+#: Intervals of the coarse grid over which the upper profile changes by more than
+#: this (absolute, in delta) are refined to the loss grid.
+GRID_DELTA_RESOLUTION = 1e-18
+
+ADJACENCIES = ("replace", "add-remove")
+
+BaseBuilder = Callable[[int, float | None], PLD]
+
+
+@dataclass(frozen=True)
+class _Block:
+    """Counts ``low..high`` (>= 1): probability and mean count under pi and under pi'."""
+
+    low: int
+    high: int
+    weight: float
+    weight_add: float
+    mean: float
+    mean_add: float
+
+
+def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
+    """Counts holding all but ``tail_mass`` per side of Bin(n, p) and of Bin(n + 1, p)."""
+    low = int(min(stats.binom.ppf(tail_mass, n, p), stats.binom.ppf(tail_mass, n + 1, p)))
+    high = int(max(stats.binom.isf(tail_mass, n, p), stats.binom.isf(tail_mass, n + 1, p)))
+    return max(low, 0), min(high, n)
+
+
+def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Block]:
+    """Greedy blocks of counts in ``[max(low, 1), high]`` (module docstring)."""
+    start = max(low, 1)
+    if start > high:
+        return []
+    counts = np.arange(start, high + 1)
+    pmf = stats.binom.pmf(counts, n, p)
+    pmf_add = stats.binom.pmf(counts, n + 1, p)
+    # Relative heaviness of each count: 1 at the mode, tiny in the tails.
+    heavier = np.maximum(pmf, pmf_add)
+    heavier = heavier / np.max(heavier)
+    blocks = []
+    first = 0
+    while first < counts.size:
+        last = first
+        peak = heavier[first]
+        while last + 1 < counts.size:
+            grown = max(peak, heavier[last + 1])
+            if grown * (counts[last + 1] / counts[first] - 1) > tolerance:
+                break
+            peak = grown
+            last += 1
+        span = slice(first, last + 1)
+        weight, weight_add = float(pmf[span].sum()), float(pmf_add[span].sum())
+        mean = float(np.dot(counts[span], pmf[span]) / weight) if weight > 0 else counts[first]
+        mean_add = (
+            float(np.dot(counts[span], pmf_add[span]) / weight_add)
+            if weight_add > 0
+            else counts[first]
+        )
+        blocks.append(
+            _Block(int(counts[first]), int(counts[last]), weight, weight_add, mean, mean_add)
+        )
+        first = last + 1
+    return blocks
+
+
+def _max_loss(base: PLD) -> float:
+    """Largest finite privacy loss of the base's upper atoms (nats), 0 if none."""
+    largest = 0.0
+    for atoms in base.atoms("upper"):
+        finite = atoms.loss[np.isfinite(atoms.loss) & (atoms.mass > 0)]
+        if finite.size:
+            largest = max(largest, float(np.max(np.abs(finite))))
+    return largest
+
+
+def _chi_square(base: PLD) -> float:
+    """``E_Q[(P/Q - 1)^2]`` of the base's upper atoms (finite losses), for the default grid."""
+    total = 0.0
+    for atoms in base.atoms("upper"):
+        finite = np.isfinite(atoms.loss) & (atoms.mass > 0)
+        loss = atoms.loss[finite]
+        total = max(total, float(np.sum(atoms.mass[finite] * np.expm1(loss) ** 2 * np.exp(-loss))))
+    return total
+
+
+def _log_ratio(n: int, p: float, k: np.ndarray | int) -> np.ndarray:
+    """``log r_k = log(pi(k) / pi'(k)) = log((n + 1 - k) / ((1 - p)(n + 1)))``."""
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.log(n + 1 - k) - math.log1p(-p) - math.log(n + 1)
+
+
+def _aligned(reach: float, step: float, multiple: int) -> np.ndarray:
+    """Multiples of ``multiple * step`` covering ``[-reach, reach]``: loss-grid points."""
+    half = max(1, math.ceil(reach / (multiple * step)))
+    return np.arange(-half, half + 1) * multiple * step
+
+
+def _refined(coarse: np.ndarray, values: np.ndarray, step: float, multiple: int) -> np.ndarray:
+    """The coarse grid with every loss-grid point inserted where the profile moves.
+
+    Between two coarse points whose upper profile values differ by more than
+    ``GRID_DELTA_RESOLUTION``, every multiple of ``step`` is added (or of a
+    larger multiple of it, so that the grid keeps at most ``MAX_NUM_POINTS``).
+    Elsewhere the connect-the-dots curve, which lies between the two values,
+    is within that resolution of the profile.
+    """
+    moving = np.flatnonzero(np.abs(np.diff(values)) > GRID_DELTA_RESOLUTION)
+    if multiple == 1 or moving.size == 0:
+        return coarse
+    fine = max(1, math.ceil(moving.size * multiple / (MAX_NUM_POINTS - coarse.size)))
+    fine = min(multiple, fine)
+    offsets = np.arange(fine, multiple, fine) * step
+    inserted = (coarse[moving][:, None] + offsets[None, :]).ravel()
+    return np.union1d(coarse, inserted)
+
+
+class _Bases:
+    """Base PLDs by count, built once each.
+
+    A base is built on its default loss grid, and counts up to twice that one's
+    reuse its grid step (a base's default step shrinks with its loss's spread,
+    about as ``1/sqrt(k)``, so by at most one halving): this skips the probe
+    pass that finds the default grid.
+    """
+
+    def __init__(self, build: BaseBuilder) -> None:
+        self._build = build
+        self._cache: dict[int, PLD] = {}
+        self._reference: tuple[int, float] | None = None
+
+    def __call__(self, k: int) -> PLD:
+        if k not in self._cache:
+            reference = self._reference
+            if reference is not None and reference[0] <= k <= 2 * reference[0]:
+                self._cache[k] = self._build(k, reference[1])
+            else:
+                self._cache[k] = self._build(k, None)
+                self._reference = (k, self._cache[k].loss_grid_step)
+        return self._cache[k]
+
+    def lower_count(self, block: _Block) -> int:
+        """A count whose base is at most every base of the block (module docstring).
+
+        ``high + 1`` for a block of several counts (usually the next block's first
+        count, whose base is then shared), the count itself for a single one.
+        """
+        return block.high if block.low == block.high else block.high + 1
+
+
+def _chord(
+    values_a: np.ndarray, values_b: np.ndarray, block: _Block, size: int, mean: float
+) -> np.ndarray:
+    """Chord bound of a convex function of the rate over a block (module docstring).
+
+    ``sum_k w_k g(k/size) <= W [(k_b - m) g(k_a/size) + (m - k_a) g(k_b/size)] / (k_b - k_a)``
+    per unit weight, with ``m`` the block's mean count.
+    """
+    if block.high == block.low:
+        return values_a
+    mean = min(max(mean, block.low), block.high)
+    share = np.longdouble((mean - block.low) / (block.high - block.low))
+    return (1 - share) * values_a + share * values_b
+
+
+def _profiles(
+    n: int,
+    p: float,
+    adjacency: str,
+    blocks: list[_Block],
+    bases: _Bases,
+    grid: np.ndarray,
+    bulk: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Upper and lower profile values at the grid, eqs. (1)-(3)."""
+    alpha = np.exp(grid.astype(np.longdouble))
+    up_factor = np.longdouble(1 + BINOMIAL_RELATIVE_ERROR)
+    low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
+    low, high = bulk
+    if adjacency == "replace":
+        tails = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
+        upper = np.full(grid.size, np.longdouble(tails) * up_factor)
+        lower = np.zeros(grid.size, dtype=np.longdouble)
+        if low == 0:
+            zero = np.longdouble(stats.binom.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
+            upper += zero * up_factor
+            lower += zero * low_factor
+        for block in blocks:
+            weight = np.longdouble(block.weight)
+            base = bases(block.low)
+            at_low = np.maximum(*lemma7_terms(base, block.low / n, grid, "upper"))
+            at_high = at_low
+            if block.high > block.low:
+                at_high = np.maximum(*lemma7_terms(base, block.high / n, grid, "upper"))
+            upper += weight * up_factor * _chord(at_low, at_high, block, n, block.mean)
+            base = bases(bases.lower_count(block))
+            rate = block.mean / n
+            lower += weight * low_factor * np.maximum(*lemma7_terms(base, rate, grid, "lower"))
+        return upper, lower
+    size = n + 1
+    # Eq. (2), D' -> D, weights pi' = Bin(n + 1, p); the count n + 1 (r = 0, A = 1) is
+    # charged by sf(n) when it lies outside the bulk, added exactly otherwise.
+    tails_f = stats.binom.cdf(low - 1, n + 1, p) + stats.binom.sf(high, n + 1, p)
+    tails_r = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
+    forward = np.full(grid.size, np.longdouble(tails_f) * up_factor)
+    reverse = np.full(grid.size, np.longdouble(tails_r) * up_factor)
+    forward_low = np.zeros(grid.size, dtype=np.longdouble)
+    reverse_low = np.zeros(grid.size, dtype=np.longdouble)
+    if high == n:
+        forward_low += np.longdouble(stats.binom.pmf(n + 1, n + 1, p)) * low_factor
+    if low == 0:
+        pi0 = np.longdouble(stats.binom.pmf(0, n, p))
+        pi0_add = np.longdouble(stats.binom.pmf(0, n + 1, p))
+        zero_f = np.maximum(pi0_add - alpha * pi0, 0)
+        zero_r = np.maximum(pi0 - alpha * pi0_add, 0)
+        forward += zero_f * up_factor
+        forward_low += zero_f * low_factor
+        reverse += zero_r * up_factor
+        reverse_low += zero_r * low_factor
+    for block in blocks:
+        log_r_low, log_r_high = _log_ratio(n, p, [block.low, block.high])
+        weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
+        base = bases(block.low)
+        rates = [block.low / size, block.high / size]
+        if block.high == block.low:
+            rates = rates[:1]
+        a_terms = [lemma7_terms(base, rate, grid + log_r_high, "upper")[0] for rate in rates]
+        b_terms = [lemma7_terms(base, rate, grid - log_r_low, "upper")[1] for rate in rates]
+        forward += (
+            weight_add * up_factor * _chord(a_terms[0], a_terms[-1], block, size, block.mean_add)
+        )
+        reverse += weight * up_factor * _chord(b_terms[0], b_terms[-1], block, size, block.mean)
+        base = bases(bases.lower_count(block))
+        a, _ = lemma7_terms(base, block.mean_add / size, grid + log_r_low, "lower")
+        forward_low += weight_add * low_factor * a
+        _, b = lemma7_terms(base, block.mean / size, grid - log_r_high, "lower")
+        reverse_low += weight * low_factor * b
+    return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
+
+
+def checkin_from_bases(
+    n: int,
+    p: float,
+    base: BaseBuilder,
+    *,
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+) -> PLD:
+    """One round of check-in from a per-count base: ``base(k)`` dominates the shuffle of k reports.
+
+    The engine of :func:`checkin` and :func:`distributed_checkin` (module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Number of users (>= 1); under add/remove, the users of the smaller dataset.
+    p : float
+        Check-in probability in (0, 1].
+    base : callable
+        ``base(k, loss_grid_step)`` for ``k >= 1`` returns one round (a
+        ``pld.PLD``, on the given loss grid step or its default one if ``None``)
+        of a pair that dominates the k-report mechanism under replacement, and
+        whose profile does not increase with ``k``.
+    adjacency : {"replace", "add-remove"}
+        Neighbouring datasets: one user's data replaced, or one user added/removed.
+    loss_grid_step : float, optional
+        Loss grid spacing (nats) of the result, in (0, 1]; default
+        :func:`pld.engine.choose_loss_grid_step` of an estimate
+        ``sqrt(sum_k w_k (k/n)^2 chi2_k)`` of the loss's standard deviation.
+    tail_mass : float
+        Probability of the counts left out on each side, in (0, 1e-3]; charged to delta.
+    count_tolerance : float
+        Largest relative width ``k_b/k_a - 1`` of a count block, times its largest
+        count probability relative to the mode's, in [0, 1]; 0 evaluates every
+        count of the bulk (module docstring).
+
+    Returns
+    -------
+    PLD
+        One round, ``symmetric=True``; rigorous upper side, bracket as in the module docstring.
+    """
+    n = _validate.integer_at_least("n", n, 1)
+    p = _validate.in_interval("p", p, 0.0, 1.0, low_open=True)
+    if adjacency not in ADJACENCIES:
+        raise ValueError(f"adjacency must be 'replace' or 'add-remove' (got {adjacency!r})")
+    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    count_tolerance = _validate.in_interval("count_tolerance", count_tolerance, 0.0, 1.0)
+    if loss_grid_step is not None:
+        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    if adjacency == "add-remove" and p == 1.0:
+        raise ValueError(
+            "p must lie in (0, 1) with adjacency='add-remove' (at p = 1 the count reveals "
+            "the target's presence)"
+        )
+    bulk = _bulk(n, p, tail_mass)
+    blocks = _blocks(n, p, *bulk, count_tolerance)
+    bases = _Bases(base)
+    size = n if adjacency == "replace" else n + 1
+    reach = 0.0
+    variance = 0.0
+    for block in blocks:
+        first = bases(block.low)
+        rate = block.high / size
+        rest = math.log1p(-rate) if rate < 1 else -math.inf
+        reach = max(reach, float(np.logaddexp(rest, math.log(rate) + _max_loss(first))))
+        variance += block.weight * rate**2 * _chi_square(first)
+    if adjacency == "add-remove":
+        log_r = _log_ratio(n, p, np.array([bulk[0], bulk[1]]))
+        reach += float(np.max(np.abs(log_r[np.isfinite(log_r)]), initial=0.0))
+        # The count's own loss log(1 / r_K): variance ~ Var(K) / (n + 1 - K)^2.
+        variance += p / (n * (1 - p))
+    step = choose_loss_grid_step(math.sqrt(variance)) if loss_grid_step is None else loss_grid_step
+    reach = max(reach, step)
+    multiple = max(1, math.ceil(2 * reach / (COARSE_POINTS * step)))
+    coarse = _aligned(reach, step, multiple)
+    grid = coarse
+    if multiple > 1:
+        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, bulk)
+        grid = _refined(coarse, np.asarray(coarse_values, dtype=np.float64), step, multiple)
+    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, bulk)
+    upper_values = np.clip(upper_values, 0, 1)
+    lower_values = np.clip(lower_values, 0, 1)
+    upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")
+    lower = pair_from_hull(grid, *profile_hull(grid, lower_values), "lower")
+    upper_pld = from_pmfs(*upper.log_pmfs(), symmetric=True, loss_grid_step=step)
+    lower_pld = from_pmfs(*lower.log_pmfs(), symmetric=True, loss_grid_step=step)
+    return from_bounds(upper=upper_pld, lower=lower_pld)
