@@ -145,8 +145,8 @@ def test_count_blocks_bracket_the_per_count_evaluation():
 
 def test_add_remove_is_not_below_replace_in_the_bulk():
     # Add/remove also leaks the count; at the same n its bound is not smaller at eps = 0.
-    replace = pld.checkin(1000, 0.05, 1.0).delta(0.0)
-    add_remove = pld.checkin(1000, 0.05, 1.0, adjacency="add-remove").delta(0.0)
+    replace = pld.checkin(300, 0.05, 1.0).delta(0.0)
+    add_remove = pld.checkin(300, 0.05, 1.0, adjacency="add-remove").delta(0.0)
     assert add_remove >= replace * 0.5
 
 
@@ -233,11 +233,11 @@ def test_cli_epsilon_and_bad_input():
 
 def test_calibrate_p_meets_the_target():
     result = pld.calibrate(
-        pld.checkin, "p", target_eps=0.2, target_delta=1e-6, rounds=10, n=2000, eps0=1.0
+        pld.checkin, "p", target_eps=0.3, target_delta=1e-6, rounds=5, n=300, eps0=1.0
     )
     assert result.delta_upper <= 1e-6
     assert result.value < 0.9
-    above = pld.checkin(2000, result.value * 1.01, 1.0).self_compose(10).delta(0.2)
+    above = pld.checkin(300, result.value * 1.01, 1.0).self_compose(5).delta(0.3)
     assert above > 1e-6
 
 

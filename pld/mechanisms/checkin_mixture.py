@@ -117,9 +117,12 @@ DEFAULT_TAIL_MASS = 1e-15
 #: upper profile is evaluated to find where it needs the full loss grid.
 COARSE_POINTS = 4096
 
-#: Intervals of the coarse grid over which the upper profile changes by more than
-#: this (absolute, in delta) are refined to the loss grid.
+#: Intervals of the coarse grid on which the upper profile may differ from its chord
+#: by more than this (absolute, in delta) are refined to the loss grid.
 GRID_DELTA_RESOLUTION = 1e-18
+
+#: Counts beyond the upper binomial tail that holds less than this are charged at h = 1.
+FAR_TAIL_MASS = 1e-300
 
 ADJACENCIES = ("replace", "add-remove")
 
@@ -128,14 +131,21 @@ BaseBuilder = Callable[[int, float | None], PLD]
 
 @dataclass(frozen=True)
 class _Block:
-    """Counts ``low..high`` (>= 1): probability and mean count under pi and under pi'."""
+    """Counts ``low..high`` (>= 1) and their probability under pi and pi'.
+
+    ``mean`` and ``mean_add``: mean count under pi and pi' within the block; ``odds``:
+    mean of ``k / (n + 1 - k)`` under pi. A tail block (``tail=True``) has weights
+    that bound its probability from above and no means.
+    """
 
     low: int
     high: int
     weight: float
     weight_add: float
-    mean: float
-    mean_add: float
+    mean: float = math.nan
+    mean_add: float = math.nan
+    odds: float = math.nan
+    tail: bool = False
 
 
 def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
@@ -175,11 +185,42 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
             if weight_add > 0
             else counts[first]
         )
+        odds = counts[span] / (n + 1 - counts[span])
+        odds = float(np.dot(odds, pmf[span]) / weight) if weight > 0 else odds[0]
         blocks.append(
-            _Block(int(counts[first]), int(counts[last]), weight, weight_add, mean, mean_add)
+            _Block(int(counts[first]), int(counts[last]), weight, weight_add, mean, mean_add, odds)
         )
         first = last + 1
     return blocks
+
+
+def _tail_blocks(n: int, p: float, low: int, high: int) -> tuple[list[_Block], float]:
+    """Counts ``[1, low - 1]`` and ``[high + 1, far]`` outside the bulk, weights from above.
+
+    The weights are binomial tails (``k = 0`` and, under pi', ``k = n + 1`` are
+    handled exactly elsewhere; the lower tail's ``cdf - pmf(0)`` gets its float
+    cancellation added back). Counts above ``far`` (probability below
+    ``FAR_TAIL_MASS``) are returned as a probability to charge at ``h = 1``: their
+    count leakage under add/remove, ``log(1/r_k)``, grows to ``log((1-p)(n+1))``.
+    """
+    tails = []
+    far = n
+    if high < n:
+        far = int(min(n, stats.binom.isf(FAR_TAIL_MASS, n + 1, p)))
+    charged = 0.0
+    if far < n:
+        charged = float(max(stats.binom.sf(far, n, p), stats.binom.sf(far, n + 1, p)))
+    if low >= 2:
+        weights = []
+        for trials in (n, n + 1):
+            cdf = float(stats.binom.cdf(low - 1, trials, p))
+            weights.append(max(cdf - float(stats.binom.pmf(0, trials, p)), 0.0) + 4e-16 * cdf)
+        tails.append(_Block(1, low - 1, *weights, tail=True))
+    if high < far:
+        weight = float(stats.binom.sf(high, n, p))
+        weight_add = float(stats.binom.sf(high, n + 1, p))
+        tails.append(_Block(high + 1, far, weight, weight_add, tail=True))
+    return tails, charged
 
 
 def _max_loss(base: PLD) -> float:
@@ -216,15 +257,24 @@ def _aligned(reach: float, step: float, multiple: int) -> np.ndarray:
 
 
 def _refined(coarse: np.ndarray, values: np.ndarray, step: float, multiple: int) -> np.ndarray:
-    """The coarse grid with every loss-grid point inserted where the profile moves.
+    """The coarse grid with every loss-grid point inserted where the profile bends.
 
-    Between two coarse points whose upper profile values differ by more than
-    ``GRID_DELTA_RESOLUTION``, every multiple of ``step`` is added (or of a
-    larger multiple of it, so that the grid keeps at most ``MAX_NUM_POINTS``).
-    Elsewhere the connect-the-dots curve, which lies between the two values,
-    is within that resolution of the profile.
+    The profile is convex in ``alpha = e^eps``. On a coarse interval
+    ``[alpha_i, alpha_{i+1}]`` it lies between its chord and the two lines
+    through the neighbouring chords, so the chord is within
+    ``(s_{i+1} - s_{i-1}) (alpha_{i+1} - alpha_i) / 4`` of it (``s`` the chord
+    slopes). Where that exceeds ``GRID_DELTA_RESOLUTION`` every multiple of
+    ``step`` is inserted (or of a larger multiple of it, so that the grid keeps at
+    most ``MAX_NUM_POINTS``); elsewhere the connect-the-dots curve is within that
+    resolution of its value on the full loss grid.
     """
-    moving = np.flatnonzero(np.abs(np.diff(values)) > GRID_DELTA_RESOLUTION)
+    alpha = np.exp(coarse.astype(np.longdouble))
+    widths = np.diff(alpha)
+    slopes = np.diff(values) / widths
+    left = np.concatenate((slopes[:1], slopes[:-1]))
+    right = np.concatenate((slopes[1:], slopes[-1:]))
+    bend = np.abs(right - left) * widths / 4
+    moving = np.flatnonzero(bend > GRID_DELTA_RESOLUTION)
     if multiple == 1 or moving.size == 0:
         return coarse
     fine = max(1, math.ceil(moving.size * multiple / (MAX_NUM_POINTS - coarse.size)))
@@ -267,19 +317,57 @@ class _Bases:
         return block.high if block.low == block.high else block.high + 1
 
 
-def _chord(
-    values_a: np.ndarray, values_b: np.ndarray, block: _Block, size: int, mean: float
-) -> np.ndarray:
-    """Chord bound of a convex function of the rate over a block (module docstring).
+def _chord(at_low: np.ndarray, at_high: np.ndarray, share: float) -> np.ndarray:
+    """``(1 - share) at_low + share at_high``: a convex function's chord at ``share``."""
+    share = np.longdouble(min(max(share, 0.0), 1.0))
+    return (1 - share) * at_low + share * at_high
 
-    ``sum_k w_k g(k/size) <= W [(k_b - m) g(k_a/size) + (m - k_a) g(k_b/size)] / (k_b - k_a)``
-    per unit weight, with ``m`` the block's mean count.
-    """
+
+def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side: str) -> np.ndarray:
+    """Replace, per unit weight: ``max(A, B)`` of the block (module docstring)."""
+    if side == "lower":
+        base = bases(bases.lower_count(block))
+        return np.maximum(*lemma7_terms(base, block.mean / n, grid, "lower"))
+    base = bases(block.low)
+    at_low = np.maximum(*lemma7_terms(base, block.low / n, grid, "upper"))
     if block.high == block.low:
-        return values_a
-    mean = min(max(mean, block.low), block.high)
-    share = np.longdouble((mean - block.low) / (block.high - block.low))
-    return (1 - share) * values_a + share * values_b
+        return at_low
+    at_high = np.maximum(*lemma7_terms(base, block.high / n, grid, "upper"))
+    if block.tail:
+        return np.maximum(at_low, at_high)
+    return _chord(at_low, at_high, (block.mean - block.low) / (block.high - block.low))
+
+
+def _add_remove_terms(
+    n: int, p: float, bases: _Bases, block: _Block, grid: np.ndarray, side: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Add/remove, per unit weight: the terms of eq. (2) (pi') and eq. (3) (pi)."""
+    size = n + 1
+
+    def terms(base: PLD, count: float, bound: str) -> tuple[np.ndarray, np.ndarray]:
+        log_r = float(_log_ratio(n, p, count))
+        a, _ = lemma7_terms(base, count / size, grid + log_r, bound)
+        _, b = lemma7_terms(base, count / size, grid - log_r, bound)
+        return a, b
+
+    if side == "lower":
+        base = bases(bases.lower_count(block))
+        a, _ = terms(base, block.mean_add, "lower")
+        # Eq. (3) is convex in the odds u = k / (n + 1 - k): Jensen at the mean odds.
+        _, b = terms(base, block.odds * size / (1 + block.odds), "lower")
+        return a, b
+    base = bases(block.low)
+    a_low, b_low = terms(base, block.low, "upper")
+    if block.high == block.low:
+        return a_low, b_low
+    a_high, b_high = terms(base, block.high, "upper")
+    if block.tail:
+        return np.maximum(a_low, a_high), np.maximum(b_low, b_high)
+    odds_low, odds_high = block.low / (size - block.low), block.high / (size - block.high)
+    return (
+        _chord(a_low, a_high, (block.mean_add - block.low) / (block.high - block.low)),
+        _chord(b_low, b_high, (block.odds - odds_low) / (odds_high - odds_low)),
+    )
 
 
 def _profiles(
@@ -289,71 +377,39 @@ def _profiles(
     blocks: list[_Block],
     bases: _Bases,
     grid: np.ndarray,
-    bulk: tuple[int, int],
+    charged: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Upper and lower profile values at the grid, eqs. (1)-(3)."""
+    """Upper and lower profile values at the grid, eqs. (1)-(3); ``charged`` at h = 1."""
     alpha = np.exp(grid.astype(np.longdouble))
     up_factor = np.longdouble(1 + BINOMIAL_RELATIVE_ERROR)
     low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
-    low, high = bulk
     if adjacency == "replace":
-        tails = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
-        upper = np.full(grid.size, np.longdouble(tails) * up_factor)
-        lower = np.zeros(grid.size, dtype=np.longdouble)
-        if low == 0:
-            zero = np.longdouble(stats.binom.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
-            upper += zero * up_factor
-            lower += zero * low_factor
+        zero = np.longdouble(stats.binom.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
+        upper, lower = zero * up_factor + np.longdouble(charged), zero * low_factor
         for block in blocks:
             weight = np.longdouble(block.weight)
-            base = bases(block.low)
-            at_low = np.maximum(*lemma7_terms(base, block.low / n, grid, "upper"))
-            at_high = at_low
-            if block.high > block.low:
-                at_high = np.maximum(*lemma7_terms(base, block.high / n, grid, "upper"))
-            upper += weight * up_factor * _chord(at_low, at_high, block, n, block.mean)
-            base = bases(bases.lower_count(block))
-            rate = block.mean / n
-            lower += weight * low_factor * np.maximum(*lemma7_terms(base, rate, grid, "lower"))
+            upper = upper + weight * up_factor * _replace_terms(bases, block, n, grid, "upper")
+            if not block.tail:
+                lower = lower + weight * low_factor * _replace_terms(bases, block, n, grid, "lower")
         return upper, lower
-    size = n + 1
-    # Eq. (2), D' -> D, weights pi' = Bin(n + 1, p); the count n + 1 (r = 0, A = 1) is
-    # charged by sf(n) when it lies outside the bulk, added exactly otherwise.
-    tails_f = stats.binom.cdf(low - 1, n + 1, p) + stats.binom.sf(high, n + 1, p)
-    tails_r = stats.binom.cdf(low - 1, n, p) + stats.binom.sf(high, n, p)
-    forward = np.full(grid.size, np.longdouble(tails_f) * up_factor)
-    reverse = np.full(grid.size, np.longdouble(tails_r) * up_factor)
-    forward_low = np.zeros(grid.size, dtype=np.longdouble)
-    reverse_low = np.zeros(grid.size, dtype=np.longdouble)
-    if high == n:
-        forward_low += np.longdouble(stats.binom.pmf(n + 1, n + 1, p)) * low_factor
-    if low == 0:
-        pi0 = np.longdouble(stats.binom.pmf(0, n, p))
-        pi0_add = np.longdouble(stats.binom.pmf(0, n + 1, p))
-        zero_f = np.maximum(pi0_add - alpha * pi0, 0)
-        zero_r = np.maximum(pi0 - alpha * pi0_add, 0)
-        forward += zero_f * up_factor
-        forward_low += zero_f * low_factor
-        reverse += zero_r * up_factor
-        reverse_low += zero_r * low_factor
+    pi0 = np.longdouble(stats.binom.pmf(0, n, p))
+    pi0_add = np.longdouble(stats.binom.pmf(0, n + 1, p))
+    # k = 0 exactly; k = n + 1 exists only under D' (r = 0, A = 1).
+    last = np.longdouble(stats.binom.pmf(n + 1, n + 1, p))
+    zero_f = np.maximum(pi0_add - alpha * pi0, 0) + last
+    zero_r = np.maximum(pi0 - alpha * pi0_add, 0)
+    forward = zero_f * up_factor + np.longdouble(charged)
+    reverse = zero_r * up_factor + np.longdouble(charged)
+    forward_low, reverse_low = zero_f * low_factor, zero_r * low_factor
     for block in blocks:
-        log_r_low, log_r_high = _log_ratio(n, p, [block.low, block.high])
         weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
-        base = bases(block.low)
-        rates = [block.low / size, block.high / size]
-        if block.high == block.low:
-            rates = rates[:1]
-        a_terms = [lemma7_terms(base, rate, grid + log_r_high, "upper")[0] for rate in rates]
-        b_terms = [lemma7_terms(base, rate, grid - log_r_low, "upper")[1] for rate in rates]
-        forward += (
-            weight_add * up_factor * _chord(a_terms[0], a_terms[-1], block, size, block.mean_add)
-        )
-        reverse += weight * up_factor * _chord(b_terms[0], b_terms[-1], block, size, block.mean)
-        base = bases(bases.lower_count(block))
-        a, _ = lemma7_terms(base, block.mean_add / size, grid + log_r_low, "lower")
-        forward_low += weight_add * low_factor * a
-        _, b = lemma7_terms(base, block.mean / size, grid - log_r_high, "lower")
-        reverse_low += weight * low_factor * b
+        a, b = _add_remove_terms(n, p, bases, block, grid, "upper")
+        forward = forward + weight_add * up_factor * a
+        reverse = reverse + weight * up_factor * b
+        if not block.tail:
+            a, b = _add_remove_terms(n, p, bases, block, grid, "lower")
+            forward_low = forward_low + weight_add * low_factor * a
+            reverse_low = reverse_low + weight * low_factor * b
     return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
 
 
@@ -415,6 +471,8 @@ def checkin_from_bases(
         )
     bulk = _bulk(n, p, tail_mass)
     blocks = _blocks(n, p, *bulk, count_tolerance)
+    tails, charged = _tail_blocks(n, p, *bulk)
+    blocks += tails
     bases = _Bases(base)
     size = n if adjacency == "replace" else n + 1
     reach = 0.0
@@ -424,10 +482,11 @@ def checkin_from_bases(
         rate = block.high / size
         rest = math.log1p(-rate) if rate < 1 else -math.inf
         reach = max(reach, float(np.logaddexp(rest, math.log(rate) + _max_loss(first))))
-        variance += block.weight * rate**2 * _chi_square(first)
+        if not block.tail:
+            variance += block.weight * rate**2 * _chi_square(first)
     if adjacency == "add-remove":
-        log_r = _log_ratio(n, p, np.array([bulk[0], bulk[1]]))
-        reach += float(np.max(np.abs(log_r[np.isfinite(log_r)]), initial=0.0))
+        log_r = _log_ratio(n, p, np.array([1, max((b.high for b in blocks), default=1)]))
+        reach += float(np.max(np.abs(log_r)))
         # The count's own loss log(1 / r_K): variance ~ Var(K) / (n + 1 - K)^2.
         variance += p / (n * (1 - p))
     step = choose_loss_grid_step(math.sqrt(variance)) if loss_grid_step is None else loss_grid_step
@@ -436,9 +495,9 @@ def checkin_from_bases(
     coarse = _aligned(reach, step, multiple)
     grid = coarse
     if multiple > 1:
-        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, bulk)
-        grid = _refined(coarse, np.asarray(coarse_values, dtype=np.float64), step, multiple)
-    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, bulk)
+        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, charged)
+        grid = _refined(coarse, coarse_values, step, multiple)
+    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, charged)
     upper_values = np.clip(upper_values, 0, 1)
     lower_values = np.clip(lower_values, 0, 1)
     upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")
