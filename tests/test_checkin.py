@@ -233,11 +233,19 @@ def test_cli_epsilon_and_bad_input():
 
 def test_calibrate_p_meets_the_target():
     result = pld.calibrate(
-        pld.checkin, "p", target_eps=0.3, target_delta=1e-6, rounds=5, n=300, eps0=1.0
+        pld.checkin,
+        "p",
+        target_eps=0.3,
+        target_delta=1e-6,
+        rounds=5,
+        tolerance=0.02,
+        n=300,
+        eps0=1.0,
     )
     assert result.delta_upper <= 1e-6
     assert result.value < 0.9
-    above = pld.checkin(300, result.value * 1.01, 1.0).self_compose(5).delta(0.3)
+    above = pld.checkin(300, result.rejected, 1.0).self_compose(5).delta(0.3)
+    assert result.rejected <= result.value * 1.03
     assert above > 1e-6
 
 
