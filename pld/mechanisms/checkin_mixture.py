@@ -100,6 +100,7 @@ from scipy import stats
 from pld import _validate
 from pld.engine import choose_loss_grid_step
 from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.mechanisms._mixture import base_curves, kink_reach
 from pld.mechanisms.profile import pair_from_hull, profile_hull
 from pld.mechanisms.subsample import MAX_NUM_POINTS, lemma7_terms
 
@@ -221,16 +222,6 @@ def _tail_blocks(n: int, p: float, low: int, high: int) -> tuple[list[_Block], f
         weight_add = float(stats.binom.sf(high, n + 1, p))
         tails.append(_Block(high + 1, far, weight, weight_add, tail=True))
     return tails, charged
-
-
-def _max_loss(base: PLD) -> float:
-    """Largest finite privacy loss of the base's upper atoms (nats), 0 if none."""
-    largest = 0.0
-    for atoms in base.atoms("upper"):
-        finite = atoms.loss[np.isfinite(atoms.loss) & (atoms.mass > 0)]
-        if finite.size:
-            largest = max(largest, float(np.max(np.abs(finite))))
-    return largest
 
 
 def _chi_square(base: PLD) -> float:
@@ -480,8 +471,7 @@ def checkin_from_bases(
     for block in blocks:
         first = bases(block.low)
         rate = block.high / size
-        rest = math.log1p(-rate) if rate < 1 else -math.inf
-        reach = max(reach, float(np.logaddexp(rest, math.log(rate) + _max_loss(first))))
+        reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
         if not block.tail:
             variance += block.weight * rate**2 * _chi_square(first)
     if adjacency == "add-remove":

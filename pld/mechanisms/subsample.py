@@ -174,8 +174,8 @@ def lemma7_terms(
     rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
     alpha = np.exp(np.asarray(eps, dtype=np.longdouble))
     terms = np.zeros((2, alpha.size), dtype=np.longdouble)
-    for curve in _base_curves(base, side):
-        values, errors = _lemma7(curve, rate, alpha)
+    for curve in base_curves(base, side):
+        values, errors = branches(curve, rate, alpha)
         terms = np.maximum(terms, values + errors if side == "upper" else values - errors)
     terms = np.clip(terms, 0, 1)
     return terms[0], terms[1]
