@@ -72,7 +72,7 @@ The base costs first order: a relative width ``w`` moves a one-round delta by
 about ``w log(1/delta)`` relatively. A block grows while its relative width
 ``k_b/k_a - 1`` times its largest count probability relative to the mode stays
 below ``count_tolerance`` (so blocks near the mode have relative width
-``<= count_tolerance``, tail blocks are wider). The work is
+``<= count_tolerance``, blocks in the binomial's tails are wider). The work is
 O(sqrt(mean count) / count_tolerance) bases at most, independent of ``n`` beyond
 the bulk; single-count blocks are exact.
 
@@ -111,8 +111,10 @@ BINOMIAL_RELATIVE_ERROR = 1e-10
 #: Default block knob: relative width times relative probability (module docstring).
 DEFAULT_COUNT_TOLERANCE = 3e-3
 
-#: Default probability of the counts left out on each side of the bulk (charged at h = 1).
-DEFAULT_TAIL_MASS = 1e-15
+#: Default probability of the counts left out on each side of the bulk (charged at
+#: h = 1, i.e. at infinite loss: after T rounds they add at most ``2 T tail_mass`` to
+#: every delta).
+DEFAULT_TAIL_MASS = 1e-20
 
 #: Points of the first, coarse eps grid (aligned with the loss grid) on which the
 #: upper profile is evaluated to find where it needs the full loss grid.
@@ -121,9 +123,6 @@ COARSE_POINTS = 4096
 #: Intervals of the coarse grid on which the upper profile may differ from its chord
 #: by more than this (absolute, in delta) are refined to the loss grid.
 GRID_DELTA_RESOLUTION = 1e-18
-
-#: Counts beyond the upper binomial tail that holds less than this are charged at h = 1.
-FAR_TAIL_MASS = 1e-300
 
 ADJACENCIES = ("replace", "add-remove")
 
@@ -135,18 +134,16 @@ class _Block:
     """Counts ``low..high`` (>= 1) and their probability under pi and pi'.
 
     ``mean`` and ``mean_add``: mean count under pi and pi' within the block; ``odds``:
-    mean of ``k / (n + 1 - k)`` under pi. A tail block (``tail=True``) has weights
-    that bound its probability from above and no means.
+    mean of ``k / (n + 1 - k)`` under pi.
     """
 
     low: int
     high: int
     weight: float
     weight_add: float
-    mean: float = math.nan
-    mean_add: float = math.nan
-    odds: float = math.nan
-    tail: bool = False
+    mean: float
+    mean_add: float
+    odds: float
 
 
 def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
@@ -195,33 +192,25 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
     return blocks
 
 
-def _tail_blocks(n: int, p: float, low: int, high: int) -> tuple[list[_Block], float]:
-    """Counts ``[1, low - 1]`` and ``[high + 1, far]`` outside the bulk, weights from above.
+def _charged_tails(n: int, p: float, low: int, high: int) -> tuple[float, float]:
+    """Probability of the counts outside the bulk, from above: under pi and under pi'.
 
-    The weights are binomial tails (``k = 0`` and, under pi', ``k = n + 1`` are
-    handled exactly elsewhere; the lower tail's ``cdf - pmf(0)`` gets its float
-    cancellation added back). Counts above ``far`` (probability below
-    ``FAR_TAIL_MASS``) are returned as a probability to charge at ``h = 1``: their
-    count leakage under add/remove, ``log(1/r_k)``, grows to ``log((1-p)(n+1))``.
+    Counts ``[1, low - 1]`` and ``[high + 1, n]`` (``k = 0`` and, under pi',
+    ``k = n + 1`` are added exactly elsewhere); each difference of binomial tails
+    gets its float cancellation (4 ulps of the larger term) added back.
     """
-    tails = []
-    far = n
-    if high < n:
-        far = int(min(n, stats.binom.isf(FAR_TAIL_MASS, n + 1, p)))
-    charged = 0.0
-    if far < n:
-        charged = float(max(stats.binom.sf(far, n, p), stats.binom.sf(far, n + 1, p)))
-    if low >= 2:
-        weights = []
-        for trials in (n, n + 1):
+    charged = []
+    for trials in (n, n + 1):
+        total = 0.0
+        if low >= 2:
             cdf = float(stats.binom.cdf(low - 1, trials, p))
-            weights.append(max(cdf - float(stats.binom.pmf(0, trials, p)), 0.0) + 4e-16 * cdf)
-        tails.append(_Block(1, low - 1, *weights, tail=True))
-    if high < far:
-        weight = float(stats.binom.sf(high, n, p))
-        weight_add = float(stats.binom.sf(high, n + 1, p))
-        tails.append(_Block(high + 1, far, weight, weight_add, tail=True))
-    return tails, charged
+            total += max(cdf - float(stats.binom.pmf(0, trials, p)), 0.0) + 4e-16 * cdf
+        if high < n:
+            sf = float(stats.binom.sf(high, trials, p))
+            last = float(stats.binom.pmf(trials, trials, p)) if trials == n + 1 else 0.0
+            total += max(sf - last, 0.0) + 4e-16 * sf
+        charged.append(total)
+    return charged[0], charged[1]
 
 
 def _chi_square(base: PLD) -> float:
@@ -324,8 +313,6 @@ def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side:
     if block.high == block.low:
         return at_low
     at_high = np.maximum(*lemma7_terms(base, block.high / n, grid, "upper"))
-    if block.tail:
-        return np.maximum(at_low, at_high)
     return _chord(at_low, at_high, (block.mean - block.low) / (block.high - block.low))
 
 
@@ -352,8 +339,6 @@ def _add_remove_terms(
     if block.high == block.low:
         return a_low, b_low
     a_high, b_high = terms(base, block.high, "upper")
-    if block.tail:
-        return np.maximum(a_low, a_high), np.maximum(b_low, b_high)
     odds_low, odds_high = block.low / (size - block.low), block.high / (size - block.high)
     return (
         _chord(a_low, a_high, (block.mean_add - block.low) / (block.high - block.low)),
@@ -368,20 +353,23 @@ def _profiles(
     blocks: list[_Block],
     bases: _Bases,
     grid: np.ndarray,
-    charged: float,
+    charged: tuple[float, float],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Upper and lower profile values at the grid, eqs. (1)-(3); ``charged`` at h = 1."""
+    """Upper and lower profile values at the grid, eqs. (1)-(3).
+
+    ``charged``: probability (pi, pi') of the counts outside the bulk, at ``h = 1``.
+    """
     alpha = np.exp(grid.astype(np.longdouble))
     up_factor = np.longdouble(1 + BINOMIAL_RELATIVE_ERROR)
     low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
     if adjacency == "replace":
         zero = np.longdouble(stats.binom.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
-        upper, lower = zero * up_factor + np.longdouble(charged), zero * low_factor
+        upper = (zero + np.longdouble(charged[0])) * up_factor
+        lower = zero * low_factor
         for block in blocks:
             weight = np.longdouble(block.weight)
             upper = upper + weight * up_factor * _replace_terms(bases, block, n, grid, "upper")
-            if not block.tail:
-                lower = lower + weight * low_factor * _replace_terms(bases, block, n, grid, "lower")
+            lower = lower + weight * low_factor * _replace_terms(bases, block, n, grid, "lower")
         return upper, lower
     pi0 = np.longdouble(stats.binom.pmf(0, n, p))
     pi0_add = np.longdouble(stats.binom.pmf(0, n + 1, p))
@@ -389,18 +377,17 @@ def _profiles(
     last = np.longdouble(stats.binom.pmf(n + 1, n + 1, p))
     zero_f = np.maximum(pi0_add - alpha * pi0, 0) + last
     zero_r = np.maximum(pi0 - alpha * pi0_add, 0)
-    forward = zero_f * up_factor + np.longdouble(charged)
-    reverse = zero_r * up_factor + np.longdouble(charged)
+    forward = (zero_f + np.longdouble(charged[1])) * up_factor
+    reverse = (zero_r + np.longdouble(charged[0])) * up_factor
     forward_low, reverse_low = zero_f * low_factor, zero_r * low_factor
     for block in blocks:
         weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
         a, b = _add_remove_terms(n, p, bases, block, grid, "upper")
         forward = forward + weight_add * up_factor * a
         reverse = reverse + weight * up_factor * b
-        if not block.tail:
-            a, b = _add_remove_terms(n, p, bases, block, grid, "lower")
-            forward_low = forward_low + weight_add * low_factor * a
-            reverse_low = reverse_low + weight * low_factor * b
+        a, b = _add_remove_terms(n, p, bases, block, grid, "lower")
+        forward_low = forward_low + weight_add * low_factor * a
+        reverse_low = reverse_low + weight * low_factor * b
     return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
 
 
@@ -462,8 +449,7 @@ def checkin_from_bases(
         )
     bulk = _bulk(n, p, tail_mass)
     blocks = _blocks(n, p, *bulk, count_tolerance)
-    tails, charged = _tail_blocks(n, p, *bulk)
-    blocks += tails
+    charged = _charged_tails(n, p, *bulk)
     bases = _Bases(base)
     size = n if adjacency == "replace" else n + 1
     reach = 0.0
@@ -472,8 +458,7 @@ def checkin_from_bases(
         first = bases(block.low)
         rate = block.high / size
         reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
-        if not block.tail:
-            variance += block.weight * rate**2 * _chi_square(first)
+        variance += block.weight * rate**2 * _chi_square(first)
     if adjacency == "add-remove":
         log_r = _log_ratio(n, p, np.array([1, max((b.high for b in blocks), default=1)]))
         reach += float(np.max(np.abs(log_r)))
