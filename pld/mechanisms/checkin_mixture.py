@@ -71,8 +71,10 @@ value at the mean rate (Jensen; lower side): the rate costs only second order.
 The base costs first order: a relative width ``w`` moves a one-round delta by
 about ``w log(1/delta)`` relatively. A block grows while its relative width
 ``k_b/k_a - 1`` times its largest count probability relative to the mode stays
-below ``count_tolerance`` (so blocks near the mode have relative width
-``<= count_tolerance``, blocks in the binomial's tails are wider). The work is
+below ``count_tolerance``, where counts below the mode count as the mode (fewer
+reports amplify less: however rare, they carry the profile's tail at large eps).
+So blocks up to the mode have relative width ``<= count_tolerance`` and blocks in
+the upper tail of the binomial are wider. The work is
 O(sqrt(mean count) / count_tolerance) bases at most, independent of ``n`` beyond
 the bulk; single-count blocks are exact.
 
@@ -149,7 +151,15 @@ class _Block:
 def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
     """Counts holding all but ``tail_mass`` per side of Bin(n, p) and of Bin(n + 1, p)."""
     low = int(min(stats.binom.ppf(tail_mass, n, p), stats.binom.ppf(tail_mass, n + 1, p)))
-    high = int(max(stats.binom.isf(tail_mass, n, p), stats.binom.isf(tail_mass, n + 1, p)))
+    # scipy's isf works through 1 - tail_mass and fails below ~1e-16: take the lower
+    # quantile of the count of users who do not check in. The tail beyond is charged
+    # by its exact sf, so any cut-off is valid.
+    high = int(
+        max(
+            n - stats.binom.ppf(tail_mass, n, 1 - p),
+            n + 1 - stats.binom.ppf(tail_mass, n + 1, 1 - p),
+        )
+    )
     return max(low, 0), min(high, n)
 
 
@@ -161,9 +171,13 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
     counts = np.arange(start, high + 1)
     pmf = stats.binom.pmf(counts, n, p)
     pmf_add = stats.binom.pmf(counts, n + 1, p)
-    # Relative heaviness of each count: 1 at the mode, tiny in the tails.
+    # Relative heaviness of each count: 1 up to the mode, tiny in the upper tail. Counts
+    # below the mode keep full weight: fewer reports amplify less, so however rare,
+    # they carry the profile's tail (large eps, small delta).
     heavier = np.maximum(pmf, pmf_add)
-    heavier = heavier / np.max(heavier)
+    mode = int(np.argmax(heavier))
+    heavier = heavier / heavier[mode]
+    heavier[:mode] = 1.0
     blocks = []
     first = 0
     while first < counts.size:
