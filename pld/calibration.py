@@ -79,8 +79,6 @@ PARAMETERS: dict[str, _Parameter] = {
     "gamma": _Parameter("larger", False, 1e-6, 1.0, 0.5),
     "sigma": _Parameter("larger", False, 1e-3, 1e6, 1.0),
     "rate": _Parameter("smaller", False, 1e-9, 1.0, 0.01),
-    # The check-in probability of pld.checkin / pld.distributed_checkin.
-    "p": _Parameter("smaller", False, 1e-9, 1.0, 0.01),
     "n": _Parameter("larger", True, 1, 10**9, 1000),
     "rounds": _Parameter("smaller", True, 1, 10**7, 1),
 }

@@ -154,7 +154,7 @@ def test_generous_end_of_the_range_is_returned_when_it_meets_the_target():
 @pytest.mark.parametrize(
     "kwargs, fragment",
     [
-        ({"param": "blanket"}, "param must be one of"),
+        ({"param": "p"}, "param must be one of"),
         ({"param": "eps0", "eps0": 1.0}, "eps0 is the calibrated parameter"),
         ({"param": "rounds", "rounds": 3}, "rounds is the calibrated parameter"),
         ({"target_delta": 0.0}, "target_delta must lie in"),
