@@ -59,15 +59,19 @@ Only counts in the binomial bulk (``tail_mass`` per side, by scipy's quantiles)
 are evaluated; the probability of the others is charged at ``h = 1``. Bulk counts
 are grouped into blocks ``[k_a, k_b]`` (below): the base's profile decreases with ``k``
 (more shuffled reports: adding one more independent report is a
-post-processing) and eqs. (5)-(6) of :mod:`pld.mechanisms.subsample` increase with
+post-processing) and eqs. (5)-(6) of :mod:`pld.mechanisms._mixture` increase with
 the rate and with the base's profile, so every ``h_k`` of the block is at most
-the terms of base ``k_a`` at rate ``k_b/n`` (upper side, at ``alpha r_{k_b}`` and
-``alpha / r_{k_a}`` for (2)-(3)) and at least those of base ``k_b`` (or ``k_b + 1``)
-at rate ``k_a/n`` (lower side). Within a block, eqs. (5)-(6) are convex in the
-rate (perspectives of the convex curve H, composed with affine maps), so over
-the block's counts their weighted sum is at most the chord between the rates
-``k_a/n`` and ``k_b/n`` at the block's mean count (upper side) and at least their
-value at the mean rate (Jensen; lower side): the rate costs only second order.
+the terms of base ``k_a`` and at least those of base ``k_b`` (or ``k_b + 1``).
+For a fixed base, the terms are convex in the count: under replacement
+``H_alpha(g P + (1-g) Q || Q)`` and ``H_alpha(P || g Q + (1-g) P)`` are suprema of
+functions affine in the rate ``g = k/n``; under add/remove the term of eq. (2) is
+a supremum of functions affine in ``(k/(n+1), alpha r_k)``, both affine in k,
+and that of eq. (3) one of functions affine in the odds ``u = k/(n+1-k)`` (its
+coefficients are ``alpha (1-p)`` and ``alpha (1-p) u``). So over a block the
+weighted sum is at most the chord between the block's end counts at its mean
+count (mean odds for eq. 3; upper side, base ``k_a``) and at least the value at
+the mean (Jensen; lower side, base ``k_b``): the rate and the count's own leakage
+cost only second order.
 The base costs first order: a relative width ``w`` moves a one-round delta by
 about ``w log(1/delta)`` relatively. A block grows while its relative width
 ``k_b/k_a - 1`` times its largest count probability relative to the mode stays
