@@ -147,7 +147,7 @@ def lemma7_delta(
 def lemma7_terms(
     base: PLD, rate: float, eps: np.ndarray, side: str = "upper"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A(e^eps) and B(e^eps) of eqs. (5)-(6) (:mod:`pld.mechanisms._mixture`) for a base PLD, each with its error budget.
+    """A(e^eps) and B(e^eps) of eqs. (5)-(6) for a base PLD, each with its error budget.
 
     Parameters
     ----------
