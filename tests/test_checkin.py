@@ -195,7 +195,7 @@ def test_distributed_checkin_bounds_its_mixture_at_moderate_n():
         ({"n": 10, "p": 0.0, "eps0": 1.0}, "p must lie in (0, 1]"),
         ({"n": 10, "p": 1.5, "eps0": 1.0}, "p must lie in (0, 1]"),
         ({"n": 0, "p": 0.5, "eps0": 1.0}, "n must be an integer >= 1"),
-        ({"n": 10, "p": 0.5}, "eps0 must be given"),
+        ({"n": 10, "p": 0.5}, "exactly one of eps0"),
         ({"n": 10, "p": 0.5, "eps0": -1.0}, "eps0 must lie in (0, 50]"),
         ({"n": 10, "p": 0.5, "eps0": 1.0, "adjacency": "swap"}, "adjacency must be"),
         ({"n": 10, "p": 1.0, "eps0": 1.0, "adjacency": "add-remove"}, "p must lie in (0, 1)"),
@@ -246,3 +246,47 @@ def test_calibrate_eps0_meets_the_target():
     assert result.rejected <= result.value * 1.03
     above = pld.checkin(300, 0.1, result.rejected).self_compose(5).delta(0.3)
     assert above > 1e-6
+
+
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+@pytest.mark.parametrize(
+    ("n", "p"), [(2, Fraction(1, 2)), (4, Fraction(1, 2)), (5, Fraction(1, 5))]
+)
+def test_specific_randomizer_bounds_the_real_protocol(n, p, adjacency):
+    # k-RR itself (pld.shuffle per count) instead of the clones worst case. Measured
+    # ratios upper / worst pair: 1.00-1.05 at eps = 0, up to 1.3 (add/remove) and 4.3
+    # (replace, n = 5) at eps = 1, where pld.shuffle's per-count bound is loose.
+    loss = pld.checkin(
+        n,
+        float(p),
+        randomizer=pld.randomizers.krr(k=K, gamma=float(GAMMA)),
+        adjacency=adjacency,
+        loss_grid_step=STEP,
+        count_tolerance=0.0,
+    )
+    eps = np.array([0.0, 0.2, 0.5, 1.0])
+    _, upper = loss.delta_bounds(eps)
+    worst = np.zeros(eps.size)
+    for others in _others(n, adjacency):
+        exact = [
+            float(oracle.protocol_delta(others, K, GAMMA, p, adjacency, _alpha(e))) for e in eps
+        ]
+        worst = np.maximum(worst, exact)
+    assert np.all(upper >= worst * (1 - 1e-12))
+    assert upper[0] <= worst[0] * 1.06
+
+
+def test_specific_randomizer_with_p_one_is_the_plain_shuffler():
+    r = pld.randomizers.krr(k=4, gamma=0.25)
+    eps = np.array([0.05, 0.1, 0.2])
+    direct_low, direct_up = pld.shuffle(r, 100).delta_bounds(eps)
+    lower, upper = pld.checkin(100, 1.0, randomizer=r).delta_bounds(eps)
+    assert np.all(upper >= direct_low * (1 - 1e-9))
+    assert np.all(upper <= direct_up * 1.01 + 1e-12)
+
+
+def test_eps0_and_randomizer_are_exclusive_and_checked():
+    with pytest.raises(ValueError, match="exactly one of eps0"):
+        pld.checkin(10, 0.5, 1.0, randomizer=pld.randomizers.krr(k=4, gamma=0.25))
+    with pytest.raises(ValueError, match="randomizer"):
+        pld.checkin(10, 0.5, randomizer="krr")

@@ -42,6 +42,7 @@ from pld.mechanisms.checkin_mixture import (
     DEFAULT_TAIL_MASS,
     checkin_from_bases,
 )
+from pld.randomizers.base import Randomizer
 
 #: Truncation of the clones pair of each count (``pld.clones``'s ``tail_mass``):
 #: charged at loss eps0, it sits below ``checkin_mixture.GRID_DELTA_RESOLUTION`` after
@@ -55,18 +56,23 @@ def checkin(
     p: float,
     eps0: float | None = None,
     *,
+    randomizer: Randomizer | None = None,
+    analysis: str = "best",
     adjacency: str = "replace",
     loss_grid_step: float | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
 ) -> PLD:
-    """One round of shuffled check-in with any eps0-LDP randomizer (seed 000, Algorithm 1).
+    """One round of shuffled check-in (seed 000, Algorithm 1).
 
     Each of ``n`` users checks in with probability ``p`` and sends one report of
-    an eps0-LDP randomizer; the shuffled multiset is released. The round is
-    bounded as a Bin(n, p) mixture over the public count k of k-of-n subsampled
-    shufflers, each by seed 004 Lemma 7 on the clones pair ``pld.clones(k, eps0)``
-    (:mod:`pld.mechanisms.checkin_mixture`, eqs. 1-3). Compose rounds with ``self_compose``.
+    a local randomizer; the shuffled multiset is released. The round is bounded
+    as a Bin(n, p) mixture over the public count k of k-of-n subsampled shufflers,
+    each by seed 004 Lemma 7 (:mod:`pld.mechanisms.checkin_mixture`, eqs. 1-3) on
+    a base of k reports: the clones pair ``pld.clones(k, eps0)`` for any eps0-LDP
+    randomizer, or ``pld.shuffle(randomizer, k, analysis)`` for a specific one
+    (its worst-case profile does not increase with k: one more user's report is
+    a post-processing). Compose rounds with ``self_compose``.
 
     Parameters
     ----------
@@ -74,8 +80,13 @@ def checkin(
         Number of users, >= 1 (under add/remove: of the dataset without the target).
     p : float
         Check-in probability in (0, 1] (in (0, 1) for add/remove).
-    eps0 : float
-        Local privacy parameter of the randomizer, nats, in (0, 50].
+    eps0 : float, optional
+        Local privacy parameter of an arbitrary randomizer, nats, in (0, 50].
+    randomizer : pld.randomizers.Randomizer, optional
+        A specific randomizer (``pld.randomizers.krr(k=4, gamma=0.25)``, ...), instead
+        of ``eps0``.
+    analysis : {"best", "blanket", "clones"}
+        With ``randomizer``: the analysis of ``pld.shuffle`` for each count.
     adjacency : {"replace", "add-remove"}
         Replace one user's data (default), or add/remove one user.
     loss_grid_step : float, optional
@@ -89,16 +100,31 @@ def checkin(
     Returns
     -------
     PLD
-        One round, symmetric; its upper side is a rigorous bound for every eps0-LDP randomizer.
+        One round, symmetric; its upper side is a rigorous bound (for every eps0-LDP
+        randomizer, or for ``randomizer`` as certified by ``pld.shuffle``).
     """
-    from pld.mechanisms.clones import clones
+    if (eps0 is None) == (randomizer is None):
+        raise ValueError(
+            "give exactly one of eps0 (a local privacy parameter in (0, 50] nats) and "
+            "randomizer (a pld.randomizers randomizer)"
+        )
+    if randomizer is not None:
+        from pld.mechanisms.blanket import ANALYSES, shuffle
 
-    if eps0 is None:
-        raise ValueError("eps0 must be given (a local privacy parameter in (0, 50] nats)")
-    eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+        if analysis not in ANALYSES:
+            raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
+        shuffle(randomizer, 1, analysis)  # rejects an incompatible randomizer up front
 
-    def base(k: int, step: float | None) -> PLD:
-        return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
+        def base(k: int, step: float | None) -> PLD:
+            return shuffle(randomizer, k, analysis, loss_grid_step=step)
+
+    else:
+        from pld.mechanisms.clones import clones
+
+        eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+
+        def base(k: int, step: float | None) -> PLD:
+            return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
 
     return checkin_from_bases(
         n,
