@@ -290,3 +290,23 @@ def test_eps0_and_randomizer_are_exclusive_and_checked():
         pld.checkin(10, 0.5, 1.0, randomizer=pld.randomizers.krr(k=4, gamma=0.25))
     with pytest.raises(ValueError, match="randomizer"):
         pld.checkin(10, 0.5, randomizer="krr")
+
+
+def test_cli_randomizer_options():
+    run = [sys.executable, "-m", "pld", "delta", "--mechanism", "checkin", "--n", "200"]
+    args = ["--p", "0.1", "--randomizer", "krr", "--k", "4", "--gamma", "0.25", "--eps", "0.1"]
+    result = subprocess.run([*run, *args, "--json"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    import json
+
+    r = pld.randomizers.krr(k=4, gamma=0.25)
+    direct = pld.checkin(200, 0.1, randomizer=r).delta_bounds([0.1])[1][0]
+    assert json.loads(result.stdout)["delta_upper"][0] == pytest.approx(direct, rel=1e-9)
+    bad = subprocess.run(
+        [*run, "--p", "0.1", "--k", "4", "--eps", "0.1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "pld: error: --k needs --randomizer"

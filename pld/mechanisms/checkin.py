@@ -36,6 +36,7 @@ import math
 from pld import _validate
 from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
+from pld.mechanisms.blanket import ANALYSES, RANDOMIZERS, build_randomizer
 from pld.mechanisms.checkin_mixture import (
     ADJACENCIES,
     DEFAULT_COUNT_TOLERANCE,
@@ -191,15 +192,42 @@ def distributed_checkin(
     )
 
 
+def _cli_checkin(
+    n: int,
+    p: float,
+    eps0: float | None = None,
+    randomizer: str | None = None,
+    analysis: str = "best",
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    **options: object,
+) -> PLD:
+    """The CLI's builder: ``--randomizer`` and its options, or ``--eps0`` alone."""
+    given = sorted(name for name, value in options.items() if value is not None)
+    common = {"adjacency": adjacency, "loss_grid_step": loss_grid_step}
+    if randomizer is None:
+        if given:
+            raise ValueError(f"--{given[0]} needs --randomizer")
+        return checkin(n, p, eps0, **common)
+    built = build_randomizer(randomizer, eps0=eps0, **options)
+    return checkin(n, p, randomizer=built, analysis=analysis, **common)
+
+
 CLI_SPECS = (
     MechanismSpec(
         name="checkin",
-        help="shuffled check-in: each of n users reports w.p. p with an eps0-LDP randomizer "
-        "(seed 000)",
+        help="shuffled check-in: each of n users reports w.p. p, an eps0-LDP randomizer "
+        "(clones) or --randomizer (seed 000)",
         options=(
             Option("--n", "n", int, "number of users (>= 1)"),
             Option("--p", "p", float, "check-in probability, in (0, 1]"),
-            Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])"),
+            Option(
+                "--eps0",
+                "eps0",
+                float,
+                "local privacy parameter (nats, in (0, 50]); with --randomizer, its eps0",
+                required=False,
+            ),
             Option(
                 "--adjacency",
                 "adjacency",
@@ -209,8 +237,34 @@ CLI_SPECS = (
                 default="replace",
                 choices=ADJACENCIES,
             ),
+            Option(
+                "--randomizer",
+                "randomizer",
+                str,
+                "a specific local randomizer (options as for --mechanism shuffle)",
+                required=False,
+                choices=RANDOMIZERS,
+            ),
+            Option(
+                "--analysis",
+                "analysis",
+                str,
+                "with --randomizer: best (default), blanket or clones",
+                required=False,
+                default="best",
+                choices=ANALYSES,
+            ),
+            Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
+            Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
+            Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
+            Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
+            Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
+            Option("--scale", "scale", float, "laplace: noise scale", required=False),
+            Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
+            Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
+            Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
         ),
-        build=checkin,
+        build=_cli_checkin,
     ),
     MechanismSpec(
         name="distributed-checkin",
