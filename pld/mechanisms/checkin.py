@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 
 from pld import _validate
-from pld.loss_distribution import PLD
+from pld.loss_distribution import PLD, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.blanket import ANALYSES, RANDOMIZERS, build_randomizer
 from pld.mechanisms.checkin_mixture import (
@@ -52,6 +52,7 @@ from pld.randomizers.base import Randomizer
 CLONES_TAIL_MASS = 1e-16
 
 
+@refinable
 def checkin(
     n: int,
     p: float,
@@ -138,6 +139,7 @@ def checkin(
     )
 
 
+@refinable
 def distributed_checkin(
     n: int,
     p: float,
