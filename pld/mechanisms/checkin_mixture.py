@@ -495,6 +495,10 @@ def checkin_from_bases(
     lower_values = np.clip(lower_values, 0, 1)
     upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")
     lower = pair_from_hull(grid, *profile_hull(grid, lower_values), "lower")
-    upper_pld = from_pmfs(*upper.log_pmfs(), symmetric=True, loss_grid_step=step)
-    lower_pld = from_pmfs(*lower.log_pmfs(), symmetric=True, loss_grid_step=step)
+    upper_pld = from_pmfs(
+        *upper.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
+    )
+    lower_pld = from_pmfs(
+        *lower.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
+    )
     return from_bounds(upper=upper_pld, lower=lower_pld)
