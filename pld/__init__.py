@@ -38,6 +38,8 @@ _EXPORTS = {
     "shuffle": "pld.mechanisms.blanket",
     "shuffle_observer": "pld.mechanisms.blanket",
     "WorstPairWarning": "pld.mechanisms.blanket_continuous",
+    "checkin": "pld.mechanisms.checkin",
+    "distributed_checkin": "pld.mechanisms.checkin",
     "calibrate": "pld.calibration",
     "load": "pld.loss_distribution",
     "from_dp_event": "pld.integrations.dp_events",

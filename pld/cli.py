@@ -40,6 +40,7 @@ MECHANISM_MODULES = (
     "pld.mechanisms.discrete_gaussian",
     "pld.mechanisms.generic_dp",
     "pld.mechanisms.blanket",
+    "pld.mechanisms.checkin",
 )
 
 #: Commands that take ``--mechanism`` (and so import the mechanism modules).

@@ -144,6 +144,43 @@ def lemma7_delta(
     return np.clip(np.max(values, axis=0), 0, 1).astype(np.float64)
 
 
+def lemma7_terms(
+    base: PLD, rate: float, eps: np.ndarray, side: str = "upper"
+) -> tuple[np.ndarray, np.ndarray]:
+    """A(e^eps) and B(e^eps) of eqs. (5)-(6) for a base PLD, each with its error budget.
+
+    Parameters
+    ----------
+    base : PLD
+        One round of the base mechanism (see :func:`subsample`).
+    rate : float
+        Subsampling ratio gamma in (0, 1].
+    eps : ndarray
+        Where to evaluate (nats), ``alpha = e^eps``; any real values.
+    side : {"upper", "lower"}
+        "upper": from the base's upper atoms (a dominating pair) plus the float
+        budget, each term maximised over the base's directions: at least
+        ``H_alpha(gamma P + (1-gamma) Q || Q)`` (A) and
+        ``H_alpha(P || gamma Q + (1-gamma) P)`` (B) for every pair the base
+        dominates, in either order. "lower": from the lower atoms minus the budget.
+
+    Returns
+    -------
+    a, b : ndarray (long double)
+        The two terms at every eps, clipped to [0, 1]. Lemma 7's profile is their maximum.
+    """
+    if side not in ("upper", "lower"):
+        raise ValueError(f"side must be 'upper' or 'lower' (got {side!r})")
+    rate = _validate.in_interval("rate", rate, 0.0, 1.0, low_open=True)
+    alpha = np.exp(np.asarray(eps, dtype=np.longdouble))
+    terms = np.zeros((2, alpha.size), dtype=np.longdouble)
+    for curve in base_curves(base, side):
+        values, errors = branches(curve, rate, alpha)
+        terms = np.maximum(terms, values + errors if side == "upper" else values - errors)
+    terms = np.clip(terms, 0, 1)
+    return terms[0], terms[1]
+
+
 def _validate_loss(loss: object) -> np.ndarray:
     try:
         array = np.atleast_1d(np.asarray(loss, dtype=np.float64))

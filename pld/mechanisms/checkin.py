@@ -1,0 +1,299 @@
+"""Shuffled check-in (seed 000, Algorithm 1) as a PLD: a mixture over the public count.
+
+The protocol
+------------
+Each of ``n`` users checks in independently with probability ``p``; every
+checked-in user sends one report of a local randomizer to a shuffler, which
+outputs the multiset of reports. Its size ``K`` is public.
+
+Each round is bounded as a Bin(n, p) mixture over the public count k of k-of-n
+subsampled shufflers (seed 004 Lemma 7 on a base of k reports), under replace-one
+and add/remove adjacency; :mod:`pld.mechanisms.checkin_mixture` derives it (eqs.
+1-3 there), documents which pair dominates under add/remove, and builds the
+bracket. Here: the bases. For any eps0-LDP randomizer the base of k reports is the
+clones pair ``pld.clones(k, eps0)`` (seed 004 eq. 3.1).
+
+Distributed check-in (seed 000 §4, Thm 4; seed 003 Thm 5)
+---------------------------------------------------------
+Checked-in clients add ``N(0, sigma^2 I)`` to their vectors, any two of which are
+at most ``sensitivity`` apart in l2 norm, and the server sees only the sum. Given
+``k`` the sum is a k-of-n subsampled Gaussian mechanism with noise
+``sigma sqrt(k)``: the base pair of ``k`` reports is the Gaussian pair
+``pld.gaussian(sigma sqrt(k), sensitivity=...)``, exact for the sum. The bound
+assumes the count ``k`` is revealed; when it is not (seed 003 Thm 5's setting),
+the unlabelled output is a post-processing, so the bound still holds (it may
+then be loose). Under add/remove too, the decomposition of eqs. (2)-(3) of
+:mod:`pld.mechanisms.checkin_mixture` compares
+the target's vector with another client's, so ``sensitivity`` is the largest
+distance between two clients' vectors (``2 C`` for vectors clipped to norm C), not
+the norm bound ``C`` of one vector.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pld import _validate
+from pld.loss_distribution import PLD, refinable
+from pld.mechanisms._spec import MechanismSpec, Option
+from pld.mechanisms.blanket import ANALYSES, RANDOMIZERS, build_randomizer
+from pld.mechanisms.checkin_mixture import (
+    ADJACENCIES,
+    DEFAULT_COUNT_TOLERANCE,
+    DEFAULT_TAIL_MASS,
+    checkin_from_bases,
+)
+from pld.randomizers.base import Randomizer
+
+#: Truncation of the clones pair of each count (``pld.clones``'s ``tail_mass``):
+#: charged at loss eps0, it sits below ``checkin_mixture.GRID_DELTA_RESOLUTION`` after
+#: subsampling
+#: for rates <= 1e-2.
+CLONES_TAIL_MASS = 1e-16
+
+
+@refinable
+def checkin(
+    n: int,
+    p: float,
+    eps0: float | None = None,
+    *,
+    randomizer: Randomizer | None = None,
+    analysis: str = "best",
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+) -> PLD:
+    """One round of shuffled check-in (seed 000, Algorithm 1).
+
+    Each of ``n`` users checks in with probability ``p`` and sends one report of
+    a local randomizer; the shuffled multiset is released. The round is bounded
+    as a Bin(n, p) mixture over the public count k of k-of-n subsampled shufflers,
+    each by seed 004 Lemma 7 (:mod:`pld.mechanisms.checkin_mixture`, eqs. 1-3) on
+    a base of k reports: the clones pair ``pld.clones(k, eps0)`` for any eps0-LDP
+    randomizer, or ``pld.shuffle(randomizer, k, analysis)`` for a specific one
+    (its worst-case profile does not increase with k: one more user's report is
+    a post-processing). Compose rounds with ``self_compose``.
+
+    Parameters
+    ----------
+    n : int
+        Number of users, >= 1 (under add/remove: of the dataset without the target).
+    p : float
+        Check-in probability in (0, 1] (in (0, 1) for add/remove).
+    eps0 : float, optional
+        Local privacy parameter of an arbitrary randomizer, nats, in (0, 50].
+    randomizer : pld.randomizers.Randomizer, optional
+        A specific randomizer (``pld.randomizers.krr(k=4, gamma=0.25)``, ...), instead
+        of ``eps0``.
+    analysis : {"best", "blanket", "clones"}
+        With ``randomizer``: the analysis of ``pld.shuffle`` for each count.
+    adjacency : {"replace", "add-remove"}
+        Replace one user's data (default), or add/remove one user.
+    loss_grid_step : float, optional
+        Loss grid spacing in nats; default from the loss's estimated spread.
+    tail_mass : float
+        Count probability left out per side of the binomial bulk, in (0, 1e-3]; charged to delta.
+    count_tolerance : float
+        Block width knob (:mod:`pld.mechanisms.checkin_mixture`), in [0, 1]; 0: every
+        count of the bulk.
+
+    Returns
+    -------
+    PLD
+        One round, symmetric; its upper side is a rigorous bound (for every eps0-LDP
+        randomizer, or for ``randomizer`` as certified by ``pld.shuffle``).
+    """
+    if (eps0 is None) == (randomizer is None):
+        raise ValueError(
+            "give exactly one of eps0 (a local privacy parameter in (0, 50] nats) and "
+            "randomizer (a pld.randomizers randomizer)"
+        )
+    if randomizer is not None:
+        from pld.mechanisms.blanket import ANALYSES, shuffle
+
+        if analysis not in ANALYSES:
+            raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
+        shuffle(randomizer, 1, analysis)  # rejects an incompatible randomizer up front
+
+        def base(k: int, step: float | None) -> PLD:
+            return shuffle(randomizer, k, analysis, loss_grid_step=step)
+
+    else:
+        from pld.mechanisms.clones import clones
+
+        eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+
+        def base(k: int, step: float | None) -> PLD:
+            return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
+
+    return checkin_from_bases(
+        n,
+        p,
+        base,
+        adjacency=adjacency,
+        loss_grid_step=loss_grid_step,
+        tail_mass=tail_mass,
+        count_tolerance=count_tolerance,
+    )
+
+
+@refinable
+def distributed_checkin(
+    n: int,
+    p: float,
+    sigma: float,
+    *,
+    sensitivity: float = 2.0,
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+) -> PLD:
+    """One round of distributed check-in: checked-in clients' Gaussian-noised vectors are summed.
+
+    Seed 000 §4 (Thm 4) and seed 003 (Thm 5): each client adds ``N(0, sigma^2 I)``;
+    given the count k the sum is a k-of-n subsampled Gaussian mechanism with noise
+    ``sigma sqrt(k)`` (module docstring). Certified whether or not the server
+    learns k.
+
+    Parameters
+    ----------
+    n, p, adjacency, loss_grid_step, tail_mass, count_tolerance
+        As in :func:`checkin`.
+    sigma : float
+        Noise standard deviation of each client, > 0 (units of the vectors).
+    sensitivity : float
+        Largest l2 distance between two clients' vectors, > 0, under both
+        adjacencies (module docstring): ``2 C`` for vectors clipped to norm C; the
+        default 2 is the unit ball, as in seed 000 Thm 4 and
+        ``pld.rdp.distributed_checkin_gaussian``.
+
+    Returns
+    -------
+    PLD
+        One round, symmetric; rigorous upper side.
+    """
+    from pld.mechanisms.gaussian import gaussian
+
+    sigma = _validate.positive("sigma", sigma)
+    sensitivity = _validate.positive("sensitivity", sensitivity)
+
+    def base(k: int, step: float | None) -> PLD:
+        return gaussian(sigma * math.sqrt(k), sensitivity=sensitivity, loss_grid_step=step)
+
+    return checkin_from_bases(
+        n,
+        p,
+        base,
+        adjacency=adjacency,
+        loss_grid_step=loss_grid_step,
+        tail_mass=tail_mass,
+        count_tolerance=count_tolerance,
+    )
+
+
+def _cli_checkin(
+    n: int,
+    p: float,
+    eps0: float | None = None,
+    randomizer: str | None = None,
+    analysis: str = "best",
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    **options: object,
+) -> PLD:
+    """The CLI's builder: ``--randomizer`` and its options, or ``--eps0`` alone."""
+    given = sorted(name for name, value in options.items() if value is not None)
+    common = {"adjacency": adjacency, "loss_grid_step": loss_grid_step}
+    if randomizer is None:
+        if given:
+            raise ValueError(f"--{given[0]} needs --randomizer")
+        return checkin(n, p, eps0, **common)
+    built = build_randomizer(randomizer, eps0=eps0, **options)
+    return checkin(n, p, randomizer=built, analysis=analysis, **common)
+
+
+CLI_SPECS = (
+    MechanismSpec(
+        name="checkin",
+        help="shuffled check-in: each of n users reports w.p. p, an eps0-LDP randomizer "
+        "(clones) or --randomizer (seed 000)",
+        options=(
+            Option("--n", "n", int, "number of users (>= 1)"),
+            Option("--p", "p", float, "check-in probability, in (0, 1]"),
+            Option(
+                "--eps0",
+                "eps0",
+                float,
+                "local privacy parameter (nats, in (0, 50]); with --randomizer, its eps0",
+                required=False,
+            ),
+            Option(
+                "--adjacency",
+                "adjacency",
+                str,
+                "replace one user's data, or add/remove one user",
+                required=False,
+                default="replace",
+                choices=ADJACENCIES,
+            ),
+            Option(
+                "--randomizer",
+                "randomizer",
+                str,
+                "a specific local randomizer (options as for --mechanism shuffle)",
+                required=False,
+                choices=RANDOMIZERS,
+            ),
+            Option(
+                "--analysis",
+                "analysis",
+                str,
+                "with --randomizer: best (default), blanket or clones",
+                required=False,
+                default="best",
+                choices=ANALYSES,
+            ),
+            Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
+            Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
+            Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
+            Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
+            Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
+            Option("--scale", "scale", float, "laplace: noise scale", required=False),
+            Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
+            Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
+            Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+        ),
+        build=_cli_checkin,
+    ),
+    MechanismSpec(
+        name="distributed-checkin",
+        help="distributed check-in: Gaussian-noised reports of checked-in users summed "
+        "(seed 000 §4)",
+        options=(
+            Option("--n", "n", int, "number of users (>= 1)"),
+            Option("--p", "p", float, "check-in probability, in (0, 1]"),
+            Option("--sigma", "sigma", float, "noise standard deviation per client (> 0)"),
+            Option(
+                "--sensitivity",
+                "sensitivity",
+                float,
+                "largest l2 distance between two clients' vectors (> 0; default 2, the unit ball)",
+                required=False,
+                default=2.0,
+            ),
+            Option(
+                "--adjacency",
+                "adjacency",
+                str,
+                "replace one user's data, or add/remove one user",
+                required=False,
+                default="replace",
+                choices=ADJACENCIES,
+            ),
+        ),
+        build=distributed_checkin,
+    ),
+)
