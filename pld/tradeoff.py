@@ -152,7 +152,9 @@ def tradeoff_bounds(loss: PLD, fpr: float | Sequence[float] | np.ndarray) -> tup
         Floats for a scalar ``fpr``, arrays otherwise. ``lower <= f(fpr) <= upper``
         with f the trade-off curve (1) of the module docstring; ``lower`` is the
         one that is safe to report (no test does better than it allows). The
-        largest true-positive rate is ``1 - f``.
+        largest true-positive rate is ``1 - f``. The curve is read from the PLD
+        as built (its absolute delta errors carry over as they are; no grid
+        refinement): build with a smaller ``loss_grid_step`` for a tighter band.
     """
     scalar = np.ndim(fpr) == 0
     alpha = _validate.real_array("fpr", fpr)
@@ -166,7 +168,7 @@ def tradeoff_bounds(loss: PLD, fpr: float | Sequence[float] | np.ndarray) -> tup
     reach = min(_FAR_EPS, max(-math.log(smallest) + 1.0, _SECOND_BRANCH_REACH))
     points = _grid_points(loss, reach)
     beyond = max(float(a.loss.max(initial=0.0)) for a in loss.atoms("upper")) + 1.0
-    delta_lower, delta_upper = loss.delta_bounds(np.append(points, beyond))
+    delta_lower, delta_upper = loss.delta_bounds(np.append(points, beyond), rel_accuracy=1.0)
     lower = _envelope(points, np.asarray(delta_upper[:-1]), alpha)
     # Cell [e_k, e_{k+1}]: delta >= d_lo(e_{k+1}), read at e_k. The last cell
     # [e_K, inf) takes delta >= 0: its lines 1 - e^{e_K} alpha and e^{-e_K} (1 - alpha)
