@@ -518,6 +518,20 @@ def _cli_shuffle(
     return shuffle(built, n, analysis=analysis, loss_grid_step=loss_grid_step)
 
 
+#: CLI options that describe a local randomizer (besides ``--randomizer`` and ``--eps0``),
+#: shared by every mechanism that takes one.
+RANDOMIZER_OPTIONS = (
+    Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
+    Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
+    Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
+    Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
+    Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
+    Option("--scale", "scale", float, "laplace: noise scale", required=False),
+    Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
+    Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
+    Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+)
+
 CLI_SPECS = (
     MechanismSpec(
         name="shuffle",
@@ -535,16 +549,8 @@ CLI_SPECS = (
                 default="best",
                 choices=ANALYSES,
             ),
-            Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
-            Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
             Option("--eps0", "eps0", float, "local epsilon (nats)", required=False),
-            Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
-            Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
-            Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
-            Option("--scale", "scale", float, "laplace: noise scale", required=False),
-            Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
-            Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
-            Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+            *RANDOMIZER_OPTIONS,
         ),
         build=_cli_shuffle,
     ),

@@ -36,7 +36,7 @@ import math
 from pld import _validate
 from pld.loss_distribution import PLD, refinable
 from pld.mechanisms._spec import MechanismSpec, Option
-from pld.mechanisms.blanket import ANALYSES, RANDOMIZERS, build_randomizer
+from pld.mechanisms.blanket import ANALYSES, RANDOMIZER_OPTIONS, RANDOMIZERS, build_randomizer
 from pld.mechanisms.checkin_mixture import (
     ADJACENCIES,
     DEFAULT_COUNT_TOLERANCE,
@@ -256,15 +256,7 @@ CLI_SPECS = (
                 default="best",
                 choices=ANALYSES,
             ),
-            Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
-            Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
-            Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
-            Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
-            Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
-            Option("--scale", "scale", float, "laplace: noise scale", required=False),
-            Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
-            Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
-            Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+            *RANDOMIZER_OPTIONS,
         ),
         build=_cli_checkin,
     ),
