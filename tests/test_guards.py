@@ -443,3 +443,13 @@ def test_cli_refusals_are_one_line(capsys):
 def test_arrays_where_a_word_is_expected_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_shuffle_and_observer_refuse_huge_n_up_front() -> None:
+    # Their work grows with n (about 10 s at n = 1e7, 20 s at 1e6 respectively):
+    # beyond the caps they are refused at once, naming n.
+    randomizer = pld.randomizers.krr(k=4, gamma=0.25)
+    with pytest.raises(ValueError, match=r"^n must be at most 10000000 "):
+        pld.shuffle(randomizer, 10**8)
+    with pytest.raises(ValueError, match=r"^n must be at most 1000000 "):
+        pld.shuffle_observer(randomizer, 10**7)
