@@ -368,10 +368,15 @@ CONSTRUCTORS.update(
             pld.shuffle,
             {
                 "randomizer": st.integers(0, 3).map(lambda i: small_randomizers()[i]),
-                "n": st.integers(1, 40),
+                "n": st.integers(1, 12),
             },
             {"analysis": st.sampled_from(["best", "blanket", "clones"])},
             exact=("randomizer",),
+        ),
+        "checkin": Entry(
+            pld.checkin,
+            {"n": st.integers(1, 2000), "p": reals(1e-3, 1.0)},
+            {"eps0": reals(0.01, 5.0), "adjacency": st.sampled_from(["replace", "add-remove"])},
         ),
         "shuffle_observer": Entry(
             pld.shuffle_observer,
