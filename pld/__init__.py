@@ -19,7 +19,7 @@ _EXPORTS = {
     "PLD": "pld.loss_distribution",
     "AccuracyWarning": "pld.refinement",
     "LossAtoms": "pld.loss_distribution",
-    "from_pmfs": "pld.loss_distribution",
+    "from_pmfs": "pld.construction",
     "compose": "pld.loss_distribution",
     "randomized_response": "pld.mechanisms.randomized_response",
     "gaussian": "pld.mechanisms.gaussian",

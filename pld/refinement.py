@@ -14,7 +14,7 @@ its tails (docs/error-bounds.md §6):
   predicted from the width and the convergence order observed so far.
 
 Rebuilding uses the PLD's recipe (how its mechanism, and each composition on
-top of it, was made; :func:`pld.loss_distribution.refinable`). Refinement stops
+top of it, was made; :func:`pld.recipes.refinable`). Refinement stops
 when the target is met, when the next grid would exceed
 :data:`pld.engine.MAX_REFINED_GRID_SIZE` points, when the recipe is refused, or
 when refinements stop narrowing the bracket; in every case but the first the

@@ -311,6 +311,7 @@ CONSTRUCTORS["calibrate"] = Entry(
     check=_check_calibration,
 )
 
+
 def _check_randomizer(result: Any) -> None:
     """A local randomizer: eps0 >= 0 and a blanket mass in [0, 1]."""
     assert result.eps0 >= 0.0

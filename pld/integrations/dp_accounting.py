@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from pld import _validate
+from pld.construction import from_bounds, from_pmfs
 from pld.integrations.dp_events import (
     UnsupportedEventError,
     from_dp_event,
@@ -72,7 +73,7 @@ from pld.integrations.dp_events import (
     non_private,
     relation_name,
 )
-from pld.loss_distribution import PLD, compose, from_bounds, from_pmfs
+from pld.loss_distribution import PLD, compose
 
 try:
     from dp_accounting import dp_event, privacy_accountant

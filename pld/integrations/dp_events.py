@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from pld.loss_distribution import refinable
+from pld.recipes import refinable
 
 RELATIONS = ("add-remove", "replace")
 
@@ -101,14 +101,14 @@ def _pld_function(name: str, event: Any) -> Any:
 
 def no_op() -> Any:
     """The PLD of a mechanism that reveals nothing: all mass at loss 0."""
-    from pld.loss_distribution import from_pmfs
+    from pld.construction import from_pmfs
 
     return from_pmfs(np.zeros(1), np.zeros(1), symmetric=True)
 
 
 def non_private() -> Any:
     """The PLD of a mechanism that reveals everything: delta(eps) = 1 for every eps."""
-    from pld.loss_distribution import from_pmfs
+    from pld.construction import from_pmfs
 
     return from_pmfs(np.array([0.0, -np.inf]), np.array([-np.inf, 0.0]), symmetric=True)
 
@@ -139,7 +139,7 @@ def k_ary_randomized_response(
         Grid spacing in nats (default: the engine's choice for the loss's spread).
     """
     from pld import _validate
-    from pld.loss_distribution import from_pmfs
+    from pld.construction import from_pmfs
 
     noise = _validate.in_interval(
         "noise_parameter", noise_parameter, 0.0, 1.0, low_open=True, high_open=True

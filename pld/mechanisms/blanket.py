@@ -54,12 +54,14 @@ from scipy.special import gammaln, logsumexp
 from scipy.stats import binom
 
 from pld import _validate
+from pld.construction import from_bounds, from_pmfs
 from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
-from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._blanket_finite import chernoff_upper, positive_part_bounds
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.profile import pair_from_hull, profile_hull
 from pld.randomizers.base import Randomizer
+from pld.recipes import refinable
 
 ANALYSES = ("best", "blanket", "clones")
 

@@ -37,10 +37,10 @@ from scipy.special import log_ndtr, ndtr, roots_legendre
 from scipy.stats import binom
 
 from pld import _validate
-from pld.loss_distribution import refinable
 from pld.mechanisms._blanket_sum import contract_to_grid, positive_part_mean, spread_to_grid
 from pld.randomizers.base import Randomizer
 from pld.randomizers.continuous import GaussianRandomizer, LaplaceRandomizer
+from pld.recipes import refinable
 
 
 class WorstPairWarning(UserWarning):
@@ -422,7 +422,7 @@ def observer(randomizer: Randomizer, n: int, *, loss_grid_step: float | None = N
         Its *lower* bracket (after any composition) is a lower bound on the
         protocol's delta; its upper bracket only bounds this observer.
     """
-    from pld.loss_distribution import from_pmfs
+    from pld.construction import from_pmfs
     from pld.mechanisms.gaussian import gaussian
 
     _check_type(randomizer)

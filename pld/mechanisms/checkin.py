@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 
 from pld import _validate
-from pld.loss_distribution import PLD, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.blanket import ANALYSES, RANDOMIZER_OPTIONS, RANDOMIZERS, build_randomizer
 from pld.mechanisms.checkin_mixture import (
@@ -44,6 +44,7 @@ from pld.mechanisms.checkin_mixture import (
     checkin_from_bases,
 )
 from pld.randomizers.base import Randomizer
+from pld.recipes import refinable
 
 #: Truncation of the clones pair of each count (``pld.clones``'s ``tail_mass``):
 #: charged at loss eps0, it sits below ``checkin_mixture.GRID_DELTA_RESOLUTION`` after

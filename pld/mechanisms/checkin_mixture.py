@@ -104,8 +104,9 @@ import numpy as np
 from scipy import stats
 
 from pld import _validate
+from pld.construction import from_bounds, from_pmfs
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, from_bounds, from_pmfs
+from pld.loss_distribution import PLD
 from pld.mechanisms._mixture import base_curves, kink_reach
 from pld.mechanisms.profile import pair_from_hull, profile_hull
 from pld.mechanisms.subsample import MAX_NUM_POINTS, lemma7_terms

@@ -86,6 +86,7 @@ from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from pld import _validate
+from pld.construction import from_pmfs
 from pld.engine import (
     DEFAULT_LOSS_GRID_STEP,
     MAX_REFINEMENT,
@@ -93,8 +94,9 @@ from pld.engine import (
     choose_loss_grid_step,
     max_grid_points,
 )
-from pld.loss_distribution import PLD, from_pmfs, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
+from pld.recipes import refinable
 
 #: Largest n accepted by ``truncation="exact"``: (n+1)(n+2)/2 atoms, 4.5e6 at n = 3000.
 EXACT_MAX_N = 3000

@@ -27,9 +27,11 @@ import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
 from pld import _validate
+from pld.construction import from_pmfs
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
+from pld.loss_distribution import PLD, TailMoments
 from pld.mechanisms._spec import MechanismSpec, Option
+from pld.recipes import refinable
 
 #: Enumerate outputs up to this many standard deviations (mass beyond < 1e-20).
 _REACH = 9.6

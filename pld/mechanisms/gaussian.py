@@ -18,9 +18,11 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
+from pld.construction import from_pmfs
 from pld.engine import check_grid_points, choose_loss_grid_step
-from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
+from pld.loss_distribution import PLD, TailMoments
 from pld.mechanisms._spec import MechanismSpec, Option
+from pld.recipes import refinable
 
 #: P-mass of the loss left outside the grid, per side and round (charged to +inf).
 _TRUNCATION = 1e-20

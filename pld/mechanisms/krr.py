@@ -79,6 +79,7 @@ from scipy.special import gammaln, xlogy
 from scipy.stats import binom
 
 from pld import _validate
+from pld.construction import from_bounds, from_pmfs
 from pld.engine import (
     DEFAULT_LOSS_GRID_STEP,
     DEFAULT_TAIL_MASS,
@@ -87,8 +88,9 @@ from pld.engine import (
 )
 from pld.engine.discretise import SNAP_RELATIVE
 from pld.engine.loss_pmf import LossPmf
-from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
+from pld.recipes import refinable
 
 ADVERSARIES = ("strong", "weak")
 

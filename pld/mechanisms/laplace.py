@@ -29,9 +29,11 @@ import math
 import numpy as np
 
 from pld import _validate
+from pld.construction import from_pmfs
 from pld.engine import check_grid_points, choose_loss_grid_step
-from pld.loss_distribution import PLD, from_pmfs, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
+from pld.recipes import refinable
 
 #: Largest eps0 = sensitivity / scale accepted, in nats.
 MAX_EPS0 = 50.0

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pld import _validate
-from pld.loss_distribution import refinable
+from pld.recipes import refinable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pld.loss_distribution import PLD
@@ -410,7 +410,7 @@ def from_privacy_profile(
         ``PROFILE_TOLERANCE`` (not convex or not non-increasing in alpha, or below
         ``1 - alpha``), or the grid is invalid.
     """
-    from pld.loss_distribution import from_pmfs
+    from pld.construction import from_pmfs
 
     grid = check_eps_grid(eps_grid)
     values = _evaluate_profile(delta_of_eps, grid)

@@ -14,9 +14,11 @@ import math
 import numpy as np
 
 from pld import _validate
+from pld.construction import from_pmfs
 from pld.engine import DEFAULT_LOSS_GRID_STEP
-from pld.loss_distribution import PLD, from_pmfs, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
+from pld.recipes import refinable
 
 #: A smaller eps0 is computed as this one (it dominates): the default grid step
 #: divides eps0 and stays above ``pld.engine.MIN_LOSS_GRID_STEP``.

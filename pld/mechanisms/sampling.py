@@ -67,10 +67,12 @@ import math
 import numpy as np
 
 from pld import _validate
+from pld.construction import from_bounds, from_pmfs
 from pld.engine import choose_loss_grid_step
-from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._mixture import Curve, base_curves, branches, kink_reach
 from pld.mechanisms.profile import pair_from_hull, profile_hull
+from pld.recipes import refinable
 
 #: Most points of the eps grid; beyond it the grid's spacing becomes a multiple
 #: of ``loss_grid_step``.

@@ -62,8 +62,9 @@ from collections.abc import Iterator
 import numpy as np
 
 from pld import _validate
+from pld.construction import from_bounds, from_pmfs
 from pld.engine import MIN_LOSS_GRID_STEP, choose_loss_grid_step
-from pld.loss_distribution import PLD, from_bounds, from_pmfs, refinable
+from pld.loss_distribution import PLD
 from pld.mechanisms._mixture import Curve, base_curves, branches, curve_from_atoms, kink_reach
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.profile import (
@@ -72,6 +73,7 @@ from pld.mechanisms.profile import (
     pair_from_hull,
     profile_hull,
 )
+from pld.recipes import refinable
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -25,10 +25,12 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from pld import _validate
+from pld.construction import from_pmfs
 from pld.engine import DEFAULT_LOSS_GRID_STEP, check_grid_points, choose_loss_grid_step
-from pld.loss_distribution import PLD, TailMoments, from_pmfs, refinable
+from pld.loss_distribution import PLD, TailMoments
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.gaussian import WORK_PER_CELL, gaussian, log_normal_interval_mass
+from pld.recipes import refinable
 
 #: Mass of each distribution above the last cell (charged to +inf).
 _TRUNCATION = 1e-20
