@@ -60,6 +60,7 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from pld.engine import fft
+from pld.engine.compose import spectrum_power
 
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _FFT_ERROR_PER_LEVEL = 8.0
@@ -244,18 +245,6 @@ def _chernoff(index: np.ndarray, log_mass: np.ndarray, n: int, sd: float) -> _Ch
     return _Chernoff(t, log_up, log_down, slack)
 
 
-def _power(values: np.ndarray, exponent: int) -> np.ndarray:
-    result = None
-    base = values.copy()
-    while exponent:
-        if exponent & 1:
-            result = base.copy() if result is None else np.multiply(result, base, out=result)
-        exponent >>= 1
-        if exponent:
-            np.multiply(base, base, out=base)
-    return result
-
-
 def _kernel(omega: np.ndarray, rate: float, step: float) -> np.ndarray:
     """``W(-omega) = h r e^{-i omega} / (1 - r e^{-i omega})^2`` with ``r = e^{-rate}``.
 
@@ -399,7 +388,7 @@ def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1):
     weights[0] = 1.0
     if nodes_total % 2 == 0 and nodes[-1] == nodes_total // 2:
         weights[-1] = 1.0
-    powered = _power(values, n)
+    powered = spectrum_power(values, n)
     magnitude = np.abs(values) + node_error
     with np.errstate(under="ignore", divide="ignore"):
         bound_n = np.exp(n * np.log(magnitude))
