@@ -104,6 +104,11 @@ def plot_curves(
     ax.set_xlabel("ε (nats)")
     ax.set_ylabel("δ(ε): upper bound, bracket shaded")
     ax.grid(True, which="major", alpha=0.3)
+    return _finish(figure, ax, title, path)
+
+
+def _finish(figure: Any, ax: Any, title: str | None, path: str | os.PathLike[str] | None) -> Any:
+    """Legend, optional title, optional PNG file (150 dpi); returns the figure."""
     ax.legend()
     if title:
         ax.set_title(title)
@@ -158,12 +163,7 @@ def plot_tradeoff(
     ax.set_xlabel("false-positive rate (type I error)")
     ax.set_ylabel("false-negative rate: lower bound, bracket shaded")
     ax.grid(True, alpha=0.3)
-    ax.legend()
-    if title:
-        ax.set_title(title)
-    if path is not None:
-        figure.savefig(os.fspath(path), dpi=150)
-    return figure
+    return _finish(figure, ax, title, path)
 
 
 def save_csv(
