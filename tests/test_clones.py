@@ -21,7 +21,7 @@ import pytest
 from scipy.stats import binom
 
 import pld
-from pld.mechanisms import clones as clones_module
+from pld.mechanisms import _clones_pair
 from pld.mechanisms.clones import (
     CLI_SPECS,
     clones,
@@ -84,7 +84,7 @@ def lattice_delta(n: int, eps0: float, eps, p: float | None = None) -> np.ndarra
     """
     log_p, _ = clones_pmfs(n, eps0, p)
     a, b = lattice_coordinates(n)
-    pair = clones_module._pair(n, eps0, p)
+    pair = _clones_pair._pair(n, eps0, p)
     blanket = pair.blanket * (n - a - b)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_m = log_p - np.log(a + pair.r * b + blanket)
@@ -176,10 +176,10 @@ def test_loss_bounded_symmetric_and_monotone(n, eps0, p):
     mirror = t * (t + 1) // 2 + b
     np.testing.assert_allclose(log_q, log_p[mirror], rtol=1e-12, atol=0)
     # The kernel's closed form agrees with log P - log Q (and the numpy copy used below).
-    pair = clones_module._pair(n, eps0, p)
+    pair = _clones_pair._pair(n, eps0, p)
     closed = np.array(
         [
-            clones_module._row_loss(i, i + j, pair.r, pair.one_minus_r, pair.blanket * (n - i - j))
+            _clones_pair._row_loss(i, i + j, pair.r, pair.one_minus_r, pair.blanket * (n - i - j))
             for i, j in zip(a[finite].tolist(), b[finite].tolist(), strict=True)
         ]
     )
@@ -193,13 +193,13 @@ def test_loss_bounded_symmetric_and_monotone(n, eps0, p):
 
 def test_default_p_has_no_third_component_and_absorbs_rounding():
     eps0 = 1.3
-    default = clones_module._pair(100, eps0, None)
+    default = _clones_pair._pair(100, eps0, None)
     assert default.w2 == 0.0 and default.blanket == 0.0
-    user_default = clones_module._pair(100, eps0, 1 / (math.exp(eps0) + 1))
+    user_default = _clones_pair._pair(100, eps0, 1 / (math.exp(eps0) + 1))
     assert user_default == default
-    nudged = clones_module._pair(100, eps0, (1 / (math.exp(eps0) + 1)) * (1 + 1e-13))
+    nudged = _clones_pair._pair(100, eps0, (1 / (math.exp(eps0) + 1)) * (1 + 1e-13))
     assert nudged == default
-    smaller = clones_module._pair(100, eps0, 0.1)
+    smaller = _clones_pair._pair(100, eps0, 0.1)
     assert smaller.w2 == pytest.approx(1 - 0.1 * (math.exp(eps0) + 1), rel=1e-14)
 
 
@@ -221,7 +221,7 @@ def binned_lattice(n, eps0, p, step):
     """Exact lattice masses, coordinates, loss s (closed form) and cell floor(s/step)."""
     log_p, log_q = clones_pmfs(n, eps0, p)
     a, b = lattice_coordinates(n)
-    pair = clones_module._pair(n, eps0, p)
+    pair = _clones_pair._pair(n, eps0, p)
     loss = closed_form_loss(a, b, pair)
     finite = np.isfinite(log_p)
     cells = np.floor(loss[finite] / step).astype(np.int64)
@@ -236,7 +236,7 @@ def test_merged_cells_equal_the_binned_lattice(n, eps0, p, truncation):
     merged = clones_cells(n, eps0, p, truncation=truncation, tail_mass=tail_mass)
     cells, mass_p, mass_q, a, b, loss = binned_lattice(n, eps0, p, merged.step)
     # The kept region, recomputed from the windows: its complement is the truncated mass.
-    rows = clones_module._rows(clones_module._pair(n, eps0, p), truncation, tail_mass)
+    rows = _clones_pair._rows(_clones_pair._pair(n, eps0, p), truncation, tail_mass)
     t = a + b
     index = np.clip(t - rows.first, 0, rows.low.size - 1)
     in_rows = (t >= rows.first) & (t < rows.first + rows.low.size)

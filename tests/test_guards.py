@@ -78,7 +78,9 @@ def test_float_n_that_is_an_integer_is_accepted():
 
 
 def test_clones_work_estimate_bounds_the_lattice_points_walked():
-    from pld.mechanisms.clones import _pair, _work_estimate, clones_cells
+    from pld.mechanisms._clones_cells import _work_estimate
+    from pld.mechanisms._clones_pair import _pair
+    from pld.mechanisms.clones import clones_cells
 
     for n, eps0, truncation, p in [
         (1000, 1.0, "quantile", None),
