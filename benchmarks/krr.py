@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pld  # noqa: E402
+from pld.mechanisms import _krr_components  # noqa: E402
 from pld.mechanisms import krr as krr_module  # noqa: E402
 
 N_FIGURE, K_FIGURE, GAMMA_FIGURE = 1000, 4, 0.25
@@ -87,7 +88,7 @@ def build_times(sizes: tuple[int, ...]) -> None:
     for adversary in ("strong", "weak"):
         for n in sizes:
             seconds, one_round = _median_build(n, adversary)
-            upper, lower = krr_module._components(
+            upper, lower = _krr_components._components(
                 n, K_FIGURE, GAMMA_FIGURE, adversary, TAIL_MASS, MAX_ATOMS
             )
             single = one_round.epsilon_bounds(DELTA)

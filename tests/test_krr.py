@@ -28,6 +28,7 @@ import pytest
 from scipy.stats import binom
 
 import pld
+from pld.mechanisms import _krr_components
 from pld.mechanisms import krr as krr_module
 from pld.mechanisms.krr import krr, krr_tail_delta, krr_view_pmfs, ldp_epsilon
 from tests.oracles import krr_views
@@ -468,8 +469,8 @@ def test_binomial_runs_are_as_accurate_as_declared():
         prob = mpmath.mpf(prob)
         return mpmath.binomial(trials, x) * prob**x * (1 - prob) ** (trials - x)
 
-    strong = krr_module._strong_components(n, k, gamma, 1e-12)
-    rows = krr_module._weak_rows(n, k, gamma, 1e-12)
+    strong = _krr_components._strong_components(n, k, gamma, 1e-12)
+    rows = _krr_components._weak_rows(n, k, gamma, 1e-12)
     for components, scale, trials, prob, first, error in (
         (strong.weight, 1 - gamma, n - 1, 2 * gamma / k, strong.size[0] - 1, strong.weight_error),
         (rows.row_weight, 1.0, n - 1, gamma, rows.blankets[0], rows.weight_error),

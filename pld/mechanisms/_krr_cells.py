@@ -1,0 +1,213 @@
+"""The k-RR components' atoms summed per loss-grid cell, and the PLD built from them.
+
+Each component F(s, c) is truncated to a window of h1 whose dropped mass is
+computed exactly (docstring of :mod:`pld.mechanisms.krr`), and its atoms are
+summed per grid cell [j h, (j + 1) h) with the engine's snapping
+(docs/architecture.md, "Merged atoms") before :func:`pld.from_pmfs`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from scipy.stats import binom
+
+from pld.construction import from_pmfs
+from pld.engine import DEFAULT_LOSS_GRID_STEP, check_grid_points, choose_loss_grid_step
+from pld.engine.discretise import SNAP_RELATIVE
+from pld.loss_distribution import PLD
+from pld.mechanisms._krr_components import (
+    _ANCHOR_RELATIVE_ERROR,
+    _UNIT_ROUNDOFF,
+    _Components,
+    _window_low,
+)
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Merged atoms: P- and Q-mass per loss cell ``first_cell + j``, plus the infinite ones.
+
+    Every mass is exact up to a relative ``mass_error``; ``dropped`` is the mass
+    (same under P and Q) that truncation left out.
+    """
+
+    first_cell: int
+    p: np.ndarray
+    q: np.ndarray
+    p_infinite: float
+    q_infinite: float
+    dropped: float
+    mass_error: float
+
+
+@numba.njit(cache=True)
+def _cell_of(loss, step, snap):  # pragma: no cover - compiled
+    """Grid cell [j h, (j + 1) h) of a loss, with the engine's snapping to grid points."""
+    nearest = round(loss / step)
+    if abs(loss - nearest * step) <= snap * max(abs(loss), step):
+        return int(nearest)
+    cell = math.floor(loss / step)
+    if loss < cell * step:
+        cell -= 1
+    elif loss >= (cell + 1) * step:
+        cell += 1
+    return int(cell)
+
+
+@numba.njit(cache=True)
+def _finite_range(size, offset, low):  # pragma: no cover - compiled
+    """Smallest and largest finite loss over the components' windows [low, size - low]."""
+    smallest, largest = np.inf, -np.inf
+    for i in range(size.shape[0]):
+        s, c, lo = size[i], offset[i], low[i]
+        first = lo if lo + c > 0 else lo + 1
+        last = s - first
+        if first > last:
+            continue
+        smallest = min(smallest, math.log((first + c) / (s - first + c)))
+        largest = max(largest, math.log((last + c) / (s - last + c)))
+    return smallest, largest
+
+
+@numba.njit(cache=True)
+def _cell_masses(
+    size, offset, centre, centre_scale, low, step, snap, first_cell, n_cells
+):  # pragma: no cover - compiled
+    """P- and Q-mass per loss cell of the components' atoms h1 in [low, size - low].
+
+    Atom h1 of component i, (s, c) = (size_i, offset_i), has P-mass
+    w_i Bin(s, 1/2)(h1) (h1 + c) / (s/2 + c) and Q-mass w_i Bin(s, 1/2)(h1)
+    (s - h1 + c) / (s/2 + c); ``centre_scale_i`` is w_i Bin(s, 1/2)(centre_i) /
+    (s/2 + c), from which the binomial masses run outwards. Returns (P per cell,
+    Q per cell, P-mass at +inf, Q-mass at -inf, most atoms summed into one cell).
+    """
+    p_cells = np.zeros(n_cells)
+    q_cells = np.zeros(n_cells)
+    terms = np.zeros(n_cells, dtype=np.int64)
+    p_infinite = 0.0
+    q_infinite = 0.0
+    for i in range(size.shape[0]):
+        s, c, lo = size[i], offset[i], low[i]
+        for direction in (1, -1):
+            value = centre_scale[i]
+            h1 = centre[i]
+            if direction == -1:
+                h1 -= 1
+                value *= (h1 + 1.0) / (s - h1)
+            while lo <= h1 <= s - lo:
+                p = value * (h1 + c)
+                q = value * (s - h1 + c)
+                if q == 0.0:
+                    p_infinite += p
+                elif p == 0.0:
+                    q_infinite += q
+                else:
+                    cell = _cell_of(math.log((h1 + c) / (s - h1 + c)), step, snap) - first_cell
+                    p_cells[cell] += p
+                    q_cells[cell] += q
+                    terms[cell] += 1
+                if direction == 1:
+                    value *= (s - h1) / (h1 + 1.0)
+                else:
+                    value *= h1 / (s - h1 + 1.0)
+                h1 += direction
+    return p_cells, q_cells, p_infinite, q_infinite, int(terms.max())
+
+
+def _merge(components: _Components, step: float, tail_mass: float) -> _Cells:
+    """Truncate each component to a window of h1 and sum its atoms per loss cell.
+
+    The window [lo, s - lo] of F(s, c) is chosen with P(Bin(s - 1, 1/2) < lo) <
+    tail_mass / 4; the P-mass it drops, lambda [F_{s-1}(lo - 2) + F_{s-1}(lo - 1)] +
+    2 (1 - lambda) F_s(lo - 1) with F_t the Bin(t, 1/2) CDF, equals the Q-mass by
+    symmetry and is at most tail_mass / 2.
+
+    Relative error of a cell's mass: the weight's, the anchor's, three roundings per
+    step of the run from the centre and one per term of the cell's sum (or of the
+    sums at +-inf, at most one term per component).
+    """
+    size, offset, weight = components.size, components.offset, components.weight
+    low = _window_low(size, tail_mass)
+    share = (size / 2) / (size / 2 + offset)
+    window_dropped = share * (
+        binom.cdf(low - 2, size - 1, 0.5) + binom.cdf(low - 1, size - 1, 0.5)
+    ) + 2 * (1 - share) * binom.cdf(low - 1, size, 0.5)
+    dropped = components.dropped + float(np.dot(weight, window_dropped))
+    centre = np.minimum(np.maximum(size // 2, low), size - low)
+    centre_scale = weight * binom.pmf(centre, size, 0.5) / (size / 2 + offset)
+    smallest, largest = _finite_range(size, offset, low)
+    low_cell = min(smallest / step - 1, 0.0) if math.isfinite(smallest) else 0.0
+    high_cell = max(largest / step + 1, 0.0) if math.isfinite(largest) else 0.0
+    check_grid_points(
+        high_cell - low_cell + 2,
+        f"shuffled k-RR losses in [{smallest:.3g}, {largest:.3g}] nats on the grid of step "
+        f"{step:g} nats",
+        "increase loss_grid_step",
+    )
+    first = min(math.floor(smallest / step) - 1, 0) if math.isfinite(smallest) else 0
+    last = max(math.floor(largest / step) + 1, 0) if math.isfinite(largest) else 0
+    p, q, p_inf, q_inf, terms = _cell_masses(
+        size, offset, centre, centre_scale, low, step, SNAP_RELATIVE, first, last - first + 1
+    )
+    p[-first] += components.null_mass
+    q[-first] += components.null_mass
+    steps = int(np.max(size // 2 - low + 1))
+    summed = max(terms, size.size)
+    mass_error = (
+        components.weight_error
+        + _ANCHOR_RELATIVE_ERROR
+        + _UNIT_ROUNDOFF * (3 * steps + summed + 16)
+    )
+    return _Cells(first, p, q, p_inf, q_inf, dropped, mass_error)
+
+
+def _loss_std(cells: _Cells) -> float:
+    """Standard deviation (nats) of the merged cells' loss under P; inf with mass at +inf."""
+    if cells.p_infinite > 0:
+        return math.inf
+    finite = (cells.p > 0) & (cells.q > 0)
+    if not finite.any():
+        return 0.0
+    loss = np.log(cells.p[finite] / cells.q[finite])
+    mean = np.average(loss, weights=cells.p[finite])
+    return float(np.sqrt(np.average((loss - mean) ** 2, weights=cells.p[finite])))
+
+
+def _merge_on_default_grid(
+    components: _Components, loss_grid_step: float | None, tail_mass: float
+) -> tuple[_Cells, float]:
+    """Merge on ``loss_grid_step``, or on the engine's default for the loss's spread.
+
+    The default is ``pld.engine.choose_loss_grid_step`` of the loss's standard
+    deviation, measured on the cells of the coarsest default grid.
+    """
+    if loss_grid_step is not None:
+        return _merge(components, loss_grid_step, tail_mass), loss_grid_step
+    coarse = _merge(components, DEFAULT_LOSS_GRID_STEP, tail_mass)
+    step = choose_loss_grid_step(_loss_std(coarse))
+    if step == DEFAULT_LOSS_GRID_STEP:
+        return coarse, step
+    return _merge(components, step, tail_mass), step
+
+
+def _pld_from_cells(cells: _Cells, step: float, max_loss: float | None) -> PLD:
+    used = (cells.p > 0) | (cells.q > 0)
+    p = np.concatenate((cells.p[used], [cells.p_infinite, 0.0]))
+    q = np.concatenate((cells.q[used], [0.0, cells.q_infinite]))
+    with np.errstate(divide="ignore"):
+        log_p, log_q = np.log(p), np.log(q)
+    return from_pmfs(
+        log_p,
+        log_q,
+        symmetric=True,
+        _symmetric_by_construction=True,
+        loss_grid_step=step,
+        truncated_mass_p=cells.dropped,
+        truncated_mass_q=cells.dropped,
+        max_loss=max_loss,
+        mass_relative_error=min(cells.mass_error, 1e-3),
+    )
