@@ -37,7 +37,7 @@ _SMALLEST_ROW_MASS = 1e-250
 
 @dataclass(frozen=True)
 class _ClonesPair:
-    """Parameters of a pair of the clones family (see the module docstring).
+    """Parameters of a pair of the clones family (:mod:`pld.mechanisms.clones`).
 
     ``P = w_a P0 + r w_a P1 + w2 P2`` and ``Q = r w_a P0 + w_a P1 + w2 P2`` where the
     other ``n - 1`` users are clones with probability ``rho`` (``rho/2`` of each
@@ -306,7 +306,7 @@ def _clone_sf(pair: _ClonesPair, k: int) -> float:
 
 @numba.njit(cache=True)
 def _row_loss(a: int, t: int, r: float, one_minus_r: float, blanket_t: float) -> float:
-    """s(a, t - a) = log((a + r b + c_t) / (r a + b + c_t)) (module docstring), t >= 1.
+    """s(a, t - a) = log((a + r b + c_t) / (r a + b + c_t)) (:mod:`pld.mechanisms.clones`), t >= 1.
 
     As log1p((1 - r)(a - b) / (r a + b + c_t)) when that argument is small (small
     ε0 or a near b), as a difference of logs otherwise (large ε0, where 1 - r

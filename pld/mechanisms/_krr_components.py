@@ -283,7 +283,7 @@ def _window_low(size: np.ndarray, tail_mass: float) -> np.ndarray:
     """First h1 of the window [low, size - low] kept in each component F(size, c).
 
     P(Bin(size - 1, 1/2) < low) < tail_mass / 4, so that the window drops at most
-    tail_mass / 2 of P and of Q (see :func:`_merge`).
+    tail_mass / 2 of P and of Q (see :func:`pld.mechanisms._krr_cells._merge`).
     """
     distinct, index = np.unique(size, return_inverse=True)
     low, _ = _binomial_window(distinct - 1, 0.5, tail_mass / 4)
