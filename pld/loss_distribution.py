@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from pld import _validate
+from pld import _validate, queries, storage
+from pld.composition import common_grid, compose_directions
 from pld.engine import (
     DEFAULT_TAIL_MASS,
     check_grid_points,
@@ -30,10 +31,7 @@ from pld.engine import (
 from pld.engine.loss_pmf import LossPmf
 from pld.refinement import (
     DEFAULT_REL_ACCURACY,
-    DELTA_ACCURACY_FLOOR,
     check_rel_accuracy,
-    refine,
-    relative_width,
 )
 
 #: How a PLD rebuilds itself: ``recipe(loss_grid_step, tail_mass)`` returns the same
@@ -253,10 +251,6 @@ class PLD:
             f"grid_points={sizes})"
         )
 
-    def _both_directions(self) -> tuple[_Direction, _Direction]:
-        first = self._directions[0]
-        return first, self._directions[-1]
-
     # -- composition -------------------------------------------------------
 
     def self_compose(
@@ -321,24 +315,7 @@ class PLD:
             whose upper bound is at least ``1e-15`` meets it (:mod:`pld.refinement`);
             otherwise an ``AccuracyWarning`` names the limit. 1 turns refinement off.
         """
-        values = _validate.real_array("eps", eps)
-        scalar = np.ndim(eps) == 0
-        target = self._target(rel_accuracy)
-
-        def widths(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-            return np.where(upper >= DELTA_ACCURACY_FLOOR, relative_width(lower, upper), 0.0)
-
-        def levels(lower: np.ndarray, upper: np.ndarray) -> float:
-            wide = widths(lower, upper) > target
-            return float(np.min(upper[wide])) if np.any(wide) else 1.0
-
-        what = f"delta_bounds({values[0]:g})" if scalar else f"delta_bounds of {values.size} eps"
-        lower, upper = refine(
-            self, lambda p: p._delta_bracket(values), widths, levels, target, what
-        )
-        if scalar:
-            return float(lower[0]), float(upper[0])
-        return lower, upper
+        return queries.delta_bounds(self, eps, rel_accuracy)
 
     def delta(
         self, eps: float | Sequence[float] | np.ndarray, *, rel_accuracy: float | None = None
@@ -356,17 +333,7 @@ class PLD:
         relative width ``(upper - lower) / upper`` wanted; the grid, and the tail
         and truncation budgets, are refined until it is met (:mod:`pld.refinement`).
         """
-        delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
-        target = self._target(rel_accuracy)
-        lower, upper = refine(
-            self,
-            lambda p: p._epsilon_bracket(delta),
-            relative_width,
-            lambda lower, upper: delta,
-            target,
-            f"epsilon_bounds({delta:g})",
-        )
-        return float(lower[0]), float(upper[0])
+        return queries.epsilon_bounds(self, delta, rel_accuracy)
 
     def epsilon(self, delta: float, *, rel_accuracy: float | None = None) -> float:
         """Upper bound on eps(delta): the number that is safe to report."""
@@ -482,7 +449,7 @@ class PLD:
             and all(
                 _same_pmf(getattr(mine, bound), getattr(theirs, bound))
                 for mine, theirs in zip(self._directions, other._directions, strict=True)
-                for bound in _BOUNDS
+                for bound in storage.BOUNDS
             )
         )
 
@@ -494,9 +461,7 @@ class PLD:
 
         The format is described in :mod:`pld.storage`; ``pld.load(path) == self``.
         """
-        from pld.storage import save_state
-
-        save_state(self._state(), path)
+        storage.save_state(self._state(), path)
 
     def _state(self) -> dict[str, Any]:
         """The plain state :mod:`pld.storage` writes (its docstring describes it)."""
@@ -505,30 +470,19 @@ class PLD:
             "composed": self._composed,
             "loss_grid_step": self.loss_grid_step,
             "directions": [
-                {bound: _pmf_state(getattr(direction, bound)) for bound in _BOUNDS}
+                {bound: storage.pmf_state(getattr(direction, bound)) for bound in storage.BOUNDS}
                 for direction in self._directions
             ],
         }
-
-
-_BOUNDS = ("upper", "lower")
-_ERROR_FIELDS = ("junk_mass", "error_max", "error_l1", "loss_error", "mass_error")
-_PMF_FIELDS = ("offset", "infinity_mass", *_ERROR_FIELDS)
 
 
 def _same_pmf(a: LossPmf, b: LossPmf) -> bool:
     return (
         a.step == b.step
         and a.bound == b.bound
-        and all(getattr(a, name) == getattr(b, name) for name in _PMF_FIELDS)
+        and all(getattr(a, name) == getattr(b, name) for name in storage.PMF_FIELDS)
         and np.array_equal(a.masses, b.masses)
     )
-
-
-def _pmf_state(pmf: LossPmf) -> dict[str, Any]:
-    state: dict[str, Any] = {name: getattr(pmf, name) for name in _PMF_FIELDS}
-    state["masses"] = pmf.masses
-    return state
 
 
 def load(path: str | os.PathLike[str]) -> PLD:
@@ -551,64 +505,13 @@ def load(path: str | os.PathLike[str]) -> PLD:
         content, it was written by a newer format version, or it is not a
         ``pld`` file (:func:`pld.storage.load_state`).
     """
-    from pld.storage import load_state
-
-    state = load_state(path)
+    state = storage.load_state(path)
     step = state["loss_grid_step"]
     directions = [
-        _Direction(
-            *(
-                LossPmf(
-                    step,
-                    entry[bound]["offset"],
-                    entry[bound]["masses"],
-                    entry[bound]["infinity_mass"],
-                    bound,
-                    **{name: entry[bound][name] for name in _ERROR_FIELDS},
-                )
-                for bound in _BOUNDS
-            )
-        )
+        _Direction(*(storage.pmf_from_state(entry[b], step, b) for b in storage.BOUNDS))
         for entry in state["directions"]
     ]
     return PLD(directions, symmetric=state["symmetric"], composed=state["composed"])
-
-
-def _common_grid(plds: Sequence[PLD]) -> tuple[list[PLD], dict[int, int]]:
-    """The PLDs on nested grids, and each one's step as a multiple of the finest.
-
-    Steps that differ by powers of two nest already; a PLD on another step is
-    rebuilt on the finest one if it can be (:attr:`PLD.refinable`), else refused.
-    """
-    finest = min(p.loss_grid_step for p in plds)
-
-    def factor(p: PLD) -> int | None:
-        ratio = round(p.loss_grid_step / finest)
-        nested = abs(p.loss_grid_step - ratio * finest) <= 1e-9 * finest
-        return ratio if nested and not ratio & (ratio - 1) else None
-
-    rebuilt: dict[int, PLD] = {}
-    for p in plds:
-        if id(p) in rebuilt or factor(p) is not None:
-            continue
-        if not p.refinable:
-            steps = sorted({q.loss_grid_step for q in plds})
-            raise ValueError(
-                "PLDs composed together need the same loss_grid_step, or steps that differ "
-                f"by powers of two (got {steps}); build them with one loss_grid_step"
-            )
-        rebuilt[id(p)] = p.rebuilt(finest)
-    result = [rebuilt.get(id(p), p) for p in plds]
-    finest = min(p.loss_grid_step for p in result)
-    factors = {}
-    for p in result:
-        value = factor(p)
-        if value is None:
-            raise ValueError(
-                f"a PLD rebuilt on loss_grid_step={finest:g} came back on {p.loss_grid_step:g}"
-            )
-        factors[id(p)] = value
-    return result, factors
 
 
 def compose(
@@ -639,8 +542,6 @@ def compose(
         Default accuracy target of the result's queries, in (0, 1]; default the
         smallest of the operands'.
     """
-    from pld.engine.compose import compose as compose_pmfs
-
     if not plds:
         raise ValueError("compose needs at least one PLD")
     for item in plds:
@@ -655,7 +556,7 @@ def compose(
     if len(plds) == 1 and rounds == 1:
         return plds[0] if target == plds[0].rel_accuracy else plds[0].with_rel_accuracy(target)
     operands = plds
-    plds, factors = _common_grid(plds)
+    plds, factors = common_grid(plds)
     check_grid_points(
         sum(p._directions[0].upper.masses.size * factors[id(p)] for p in plds),
         f"placing PLDs of loss_grid_step {sorted({p.loss_grid_step for p in plds})} on the "
@@ -668,12 +569,12 @@ def compose(
     groups = list(counts.values())
     symmetric = all(p.symmetric for p, _ in groups)
     n_directions = 1 if symmetric else 2
-    directions = []
-    for index in range(n_directions):
-        chosen = [(p._both_directions()[index], factors[id(p)], c) for p, c in groups]
-        upper = compose_pmfs([(d.upper.refined(f), c) for d, f, c in chosen], tail_mass)
-        lower = compose_pmfs([(d.lower.refined(f), c) for d, f, c in chosen], tail_mass)
-        directions.append(_Direction(upper, lower))
+    directions = [
+        _Direction(upper, lower)
+        for upper, lower in compose_directions(
+            [(p._directions, factors[id(p)], c) for p, c in groups], n_directions, tail_mass
+        )
+    ]
     finest = min(p.loss_grid_step for p in plds)
     unique = {id(p): p for p in operands}
 

@@ -29,6 +29,7 @@ so later queries start from it.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -105,7 +106,11 @@ def _absolute_width(
 
 
 def _warn(message: str) -> None:
-    warnings.warn(message, AccuracyWarning, stacklevel=4)
+    """Warn at the caller's line: the first frame outside the ``pld`` package."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("pld."):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, AccuracyWarning, stacklevel=level)
 
 
 def refine(

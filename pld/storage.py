@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from pld.engine.loss_pmf import LossPmf
+
 #: Name written in every file; files without it are not ``pld`` files.
 FORMAT_NAME = "pld.PLD"
 #: Version of the layout written by :func:`save_state`; :func:`load_state` reads versions up to it.
@@ -50,6 +52,21 @@ FORMAT_VERSION = 1
 BOUNDS = ("upper", "lower")
 #: Error terms of a pmf (fields of :class:`pld.engine.loss_pmf.LossPmf`), in the state and file.
 ERROR_FIELDS = ("junk_mass", "error_max", "error_l1", "loss_error", "mass_error")
+#: Fields of a pmf's state besides its masses: those of the LossPmf but the step and the bound.
+PMF_FIELDS = ("offset", "infinity_mass", *ERROR_FIELDS)
+
+
+def pmf_state(pmf: LossPmf) -> dict[str, Any]:
+    """The plain state of one pmf (module docstring): its masses and :data:`PMF_FIELDS`."""
+    state: dict[str, Any] = {name: getattr(pmf, name) for name in PMF_FIELDS}
+    state["masses"] = pmf.masses
+    return state
+
+
+def pmf_from_state(state: dict[str, Any], step: float, bound: str) -> LossPmf:
+    """The pmf of a plain state read by :func:`load_state`, on the grid of ``step`` (nats)."""
+    errors = {name: state[name] for name in ERROR_FIELDS}
+    return LossPmf(step, state["offset"], state["masses"], state["infinity_mass"], bound, **errors)
 
 
 def _array_name(direction: int, bound: str) -> str:

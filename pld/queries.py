@@ -1,0 +1,68 @@
+"""The delta and epsilon queries of a PLD, each refined until its bracket meets a target.
+
+:meth:`pld.PLD.delta_bounds` and :meth:`pld.PLD.epsilon_bounds` are these
+functions: they read the PLD's bracket on its current grid (the maximum over its
+directions of the upper and of the lower hockey-stick divergences, seed 004
+Definition 1 and eq 2.1) and hand it to :func:`pld.refinement.refine`, which
+rebuilds the PLD on finer grids until the relative width ``(upper - lower) / upper``
+is at most the target. They take any object with the PLD's query interface, so
+this module imports no PLD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pld import _validate
+from pld.refinement import DELTA_ACCURACY_FLOOR, refine, relative_width
+
+if TYPE_CHECKING:
+    from pld.loss_distribution import PLD
+
+
+def delta_bounds(
+    loss: PLD, eps: float | Sequence[float] | np.ndarray, rel_accuracy: float | None
+) -> tuple:
+    """Lower and upper bounds on delta(eps) of ``loss`` (see :meth:`pld.PLD.delta_bounds`).
+
+    Only delta values whose upper bound is at least ``DELTA_ACCURACY_FLOOR`` count
+    towards the target; the smallest upper bound that misses it sets the tail
+    budgets of a refinement. Floats for a scalar eps (nats), arrays otherwise.
+    """
+    values = _validate.real_array("eps", eps)
+    scalar = np.ndim(eps) == 0
+    target = loss._target(rel_accuracy)
+
+    def widths(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        return np.where(upper >= DELTA_ACCURACY_FLOOR, relative_width(lower, upper), 0.0)
+
+    def levels(lower: np.ndarray, upper: np.ndarray) -> float:
+        wide = widths(lower, upper) > target
+        return float(np.min(upper[wide])) if np.any(wide) else 1.0
+
+    what = f"delta_bounds({values[0]:g})" if scalar else f"delta_bounds of {values.size} eps"
+    lower, upper = refine(loss, lambda p: p._delta_bracket(values), widths, levels, target, what)
+    if scalar:
+        return float(lower[0]), float(upper[0])
+    return lower, upper
+
+
+def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple[float, float]:
+    """Lower and upper bounds on eps(delta) of ``loss`` (see :meth:`pld.PLD.epsilon_bounds`).
+
+    The tail budgets of a refinement are set by ``delta`` itself.
+    """
+    delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
+    target = loss._target(rel_accuracy)
+    lower, upper = refine(
+        loss,
+        lambda p: p._epsilon_bracket(delta),
+        relative_width,
+        lambda lower, upper: delta,
+        target,
+        f"epsilon_bounds({delta:g})",
+    )
+    return float(lower[0]), float(upper[0])
