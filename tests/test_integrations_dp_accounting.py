@@ -209,3 +209,50 @@ def test_import_onto_a_grid_that_does_not_nest_stays_a_bracket(rounds):
     assert np.all(lower <= exact * (1 + 1e-9)) and np.all(upper >= exact * (1 - 1e-9))
     # Still a useful bracket: within 2 % of delta here.
     assert np.all(upper - lower <= 0.02 * exact)
+
+
+def _exact_add_remove_delta(p, q, eps):
+    """max(H_{e^eps}(P || Q), H_{e^eps}(Q || P)) of finite pmfs, by direct sums."""
+    alpha = np.exp(eps)[:, None]
+    forward = np.maximum(p - alpha * q, 0.0).sum(axis=1)
+    backward = np.maximum(q - alpha * p, 0.0).sum(axis=1)
+    return np.maximum(forward, backward)
+
+
+ASYMMETRIC_PAIRS = {
+    "skewed": ([0.9, 0.1], [0.5, 0.5]),
+    "Q-only outcome": ([1.0, 0.0], [0.5, 0.5]),
+    "mild": ([0.6, 0.4], [0.5, 0.5]),
+}
+
+
+@pytest.mark.parametrize("name", list(ASYMMETRIC_PAIRS))
+def test_a_pair_flagged_symmetric_that_is_not_is_refused(name):
+    # dp_accounting's from_two_probability_mass_functions defaults to symmetric=True,
+    # and then reports the REMOVE direction only: here its delta(1) is 0 while the
+    # ADD direction's is up to 0.5. The import reads the reverse direction off the
+    # profile at negative eps (H(Q||P)(e) = 1 - e^e + e^e H(P||Q)(-e)) and refuses.
+    p, q = (np.array(v) for v in ASYMMETRIC_PAIRS[name])
+    with np.errstate(divide="ignore"):
+        log_p = {i: float(v) for i, v in enumerate(np.log(p))}
+        log_q = {i: float(v) for i, v in enumerate(np.log(q))}
+    eps = np.array([0.0, 0.1, 0.5, 1.0, 2.0])
+    exact = _exact_add_remove_delta(p, q, eps)
+    for symmetric in (True, False):
+        pessimistic, optimistic = (
+            privacy_loss_distribution.from_two_probability_mass_functions(
+                log_q, log_p, pessimistic_estimate=estimate, symmetric=symmetric
+            )
+            for estimate in (True, False)
+        )
+        for given in ((pessimistic,), (pessimistic, optimistic)):
+            if symmetric:
+                with pytest.raises(ValueError, match="must bound both directions"):
+                    from_dp_accounting(*given)
+                continue
+            lower, upper = from_dp_accounting(*given).delta_bounds(eps, rel_accuracy=1)
+            # dp_accounting rounds each loss up by < h = 1e-4: H_{e^eps} grows by < e^eps h.
+            assert np.all(upper >= exact)
+            assert np.all(upper <= exact + np.exp(eps) * 1e-4 + 1e-12)
+            if len(given) == 2:  # alone, the pessimistic PLD is both sides (see above)
+                assert np.all(lower <= exact + 1e-12)

@@ -54,7 +54,11 @@ Import (:func:`from_dp_accounting`)
     ``delta(+inf)``); below ``-K h`` the interpolation runs straight to
     ``(alpha, delta) = (0, 1)``, which for the lower side can exceed the
     optimistic curve by at most ``e^{-K h}`` in delta, at eps below ``-K h`` only
-    (the upper side stays rigorous everywhere).
+    (the upper side stays rigorous everywhere). The import does not trust
+    dp_accounting's ``symmetric`` flag: the profile at negative eps determines the
+    reverse direction of the pair (``H(Q||P)(eps) = 1 - e^eps + e^eps H(P||Q)(-eps)``),
+    and a PLD whose reverse direction provably exceeds its profile (by more than
+    the discretisation allows) is refused (:func:`_check_reverse_direction`).
 """
 
 from __future__ import annotations
@@ -230,6 +234,69 @@ def _trim_q_excess(pair: Any) -> Any:
 #: Largest |loss| (nats) at which an imported profile is evaluated.
 _MAX_IMPORT_LOSS = 700.0
 
+#: Allowance, times e^eps, for float error in the reverse profile
+#: 1 - e^eps + e^eps delta(-eps) (and for masses exported with a relative error).
+_REVERSE_ROUNDOFF = 1e-9
+
+
+def _reverse_profile(eps: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """At each ``eps > 0`` of a lattice symmetric about 0: ``1 - e^eps + e^eps delta(-eps)``.
+
+    For any pair, H_{e^eps}(Q || P) = 1 - e^eps + e^eps H_{e^-eps}(P || Q): the
+    profile of the reverse direction, read off the profile at negative eps.
+    """
+    positive = eps > 0
+    exp = np.exp(eps[positive])
+    return -np.expm1(eps[positive]) + exp * values[::-1][positive]
+
+
+def _excess_mass(loss: Any) -> float:
+    """How far the P-mass of a dp_accounting PLD (atoms and +inf) exceeds 1 (0 if it does not).
+
+    Its profile at eps -> -inf; compositions of pessimistic pmfs carry ~1e-8 more than 1.
+    """
+    total = float(np.asarray(loss.get_delta_for_epsilon(np.array([-math.inf])))[0])
+    return max(0.0, total - 1.0)
+
+
+def _check_reverse_direction(
+    eps: np.ndarray,
+    upper_values: np.ndarray,
+    lower_values: np.ndarray | None,
+    step: float,
+    excess: tuple[float, float],
+) -> None:
+    """Refuse a profile that misses the reverse direction of its own pair.
+
+    Every valid PLD bounds both directions, so the reverse profile of its pair
+    (:func:`_reverse_profile`) lies below its profile. A PLD that dp_accounting
+    was told is ``symmetric`` (its ``from_two_probability_mass_functions`` default)
+    when its pair is not reports one direction only; pld would inherit that.
+
+    A rigorous lower bound on the reverse direction comes from the pessimistic
+    profile at ``-eps`` minus what it may exceed the truth by there: its
+    discretisation, at most ``e^-eps (e^h - 1)`` (atoms moved up by less than
+    ``h``, or connect-the-dots chords in ``e^eps`` whose slopes lie in [-1, 0]),
+    plus its mass at +inf (truncation) and its P-mass above 1 (``excess[0]``); and
+    from the optimistic profile (below the truth but for its P-mass above 1,
+    ``excess[1]``). Where that bound is above the profile, the PLD is refused.
+    """
+    positive = eps > 0
+    exp = np.exp(eps[positive])
+    lowest = _reverse_profile(eps, upper_values) - np.expm1(step) - exp * excess[0]
+    if lower_values is not None:
+        lowest = np.maximum(lowest, _reverse_profile(eps, lower_values) - exp * excess[1])
+    above = lowest - exp * _REVERSE_ROUNDOFF - upper_values[positive]
+    if np.any(above > 0):
+        worst = int(np.argmax(above))
+        raise ValueError(
+            "pessimistic must bound both directions: its delta at eps = "
+            f"{eps[positive][worst]:.6g} is {upper_values[positive][worst]:.3g}, but the "
+            f"reverse direction of its own pair has at least {lowest[worst]:.3g} there "
+            "(was it built with symmetric=True from an asymmetric pair? use "
+            "symmetric=False; or is value_discretization_interval not its grid?)"
+        )
+
 
 def _checked_pld(obj: Any, name: str) -> Any:
     if not isinstance(obj, privacy_loss_distribution.PrivacyLossDistribution):
@@ -288,6 +355,19 @@ def from_dp_accounting(
         _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
     grid_step = step if loss_grid_step is None else loss_grid_step
     eps, upper_values = _support_top(pessimistic, step)
+    lower_values = None if optimistic is None else _profile_values(optimistic, eps)
+    if lower_values is not None:
+        excess = float(np.max(lower_values - upper_values))
+        if excess > 1e-12:
+            raise ValueError(
+                "optimistic must not exceed pessimistic: its delta is larger by "
+                f"{excess:.3g} somewhere (were the two swapped?)"
+            )
+    excess = (
+        float(upper_values[-1]) + _excess_mass(pessimistic),
+        0.0 if optimistic is None else _excess_mass(optimistic),
+    )
+    _check_reverse_direction(eps, upper_values, lower_values, step, excess)
     upper_pair = connect_the_dots(eps, upper_values, side="upper")
     upper = from_pmfs(
         *upper_pair.log_pmfs(),
@@ -295,15 +375,8 @@ def from_dp_accounting(
         _symmetric_by_construction=True,
         loss_grid_step=grid_step,
     )
-    if optimistic is None:
+    if lower_values is None:
         return upper
-    lower_values = _profile_values(optimistic, eps)
-    excess = float(np.max(lower_values - upper_values))
-    if excess > 1e-12:
-        raise ValueError(
-            "optimistic must not exceed pessimistic: its delta is larger by "
-            f"{excess:.3g} somewhere (were the two swapped?)"
-        )
     lower_pair = _trim_q_excess(connect_the_dots(eps, lower_values, side="lower"))
     lower = from_pmfs(
         *lower_pair.log_pmfs(),
