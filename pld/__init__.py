@@ -10,8 +10,7 @@ planning at import time).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pld._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -57,17 +56,4 @@ _SUBMODULES = (
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        module = importlib.import_module(f"pld.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'pld' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)

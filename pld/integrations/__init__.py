@@ -11,21 +11,11 @@ Submodules are imported on first use, so ``import pld`` never imports them.
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from pld._lazy import lazy_exports
 
 _SUBMODULES = ("dp_events", "dp_accounting", "opacus")
 
 __all__ = list(_SUBMODULES)
 
 
-def __getattr__(name: str) -> ModuleType:
-    if name in _SUBMODULES:
-        module = importlib.import_module(f"pld.integrations.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'pld.integrations' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, {}, _SUBMODULES)

@@ -5,8 +5,7 @@ Names are imported lazily so that ``import pld`` stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pld._lazy import lazy_exports
 
 _EXPORTS = {
     "Randomizer": "pld.randomizers.base",
@@ -25,13 +24,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'pld.randomizers' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -30,8 +30,9 @@ Names are imported lazily so that ``import pld.rdp`` (and the CLI) stay fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pld._lazy import lazy_exports
 
 _EXPORTS = {
     "shuffle_gaussian": "pld.rdp.shuffle",
@@ -103,13 +104,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from pld.rdp.subsampling import subsampled, subsampled_shuffle_gaussian
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'pld.rdp' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
