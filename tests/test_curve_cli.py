@@ -23,7 +23,8 @@ import pytest
 
 import pld
 from pld import progress
-from pld.cli import CURVE_RANGE_DELTA, DEFAULT_CURVE_POINTS, main
+from pld._cli_curve import CURVE_RANGE_DELTA, DEFAULT_CURVE_POINTS
+from pld.cli import main
 from pld.mechanisms.gaussian import gaussian_delta
 from tests.exact import rr_delta
 
