@@ -161,8 +161,18 @@ def clones_pmfs(n: int, eps0: float, p: float | None = None) -> tuple[np.ndarray
     return _lattice_log_pmfs(pair)
 
 
-def _truncation(truncation: object) -> str:
-    return _validate.one_of("truncation", truncation, TRUNCATIONS)
+def _options(
+    truncation: object, tail_mass: object, loss_grid_step: object
+) -> tuple[str, float, float | None]:
+    """Validated ``(truncation, tail_mass, loss_grid_step)``; "exact" does not read tail_mass."""
+    truncation = _validate.one_of("truncation", truncation, TRUNCATIONS)
+    if truncation != "exact":
+        tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    if loss_grid_step is not None:
+        loss_grid_step = _validate.in_interval(
+            "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
+        )
+    return truncation, tail_mass, loss_grid_step
 
 
 def clones_cells(
@@ -192,14 +202,9 @@ def clones_cells(
         (:func:`pld.engine.choose_loss_grid_step`) for this pair's loss.
     """
     pair = _pair(n, eps0, p)
-    truncation = _truncation(truncation)
+    truncation, tail_mass, loss_grid_step = _options(truncation, tail_mass, loss_grid_step)
     if truncation == "exact":
         raise ValueError("truncation must be 'quantile' or 'hoeffding' for clones_cells")
-    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
-    if loss_grid_step is not None:
-        loss_grid_step = _validate.in_interval(
-            "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
-        )
     return _cells(pair, truncation, tail_mass, loss_grid_step)
 
 
@@ -251,11 +256,7 @@ def clones(
         Symmetric one-round PLD with privacy loss in [-ε0, ε0].
     """
     pair = _pair(n, eps0, p)
-    truncation = _truncation(truncation)
-    if loss_grid_step is not None:
-        loss_grid_step = _validate.in_interval(
-            "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
-        )
+    truncation, tail_mass, loss_grid_step = _options(truncation, tail_mass, loss_grid_step)
     if truncation == "exact":
         if pair.n > EXACT_MAX_N:
             raise ValueError(
@@ -272,7 +273,6 @@ def clones(
             max_loss=pair.eps0,
             mass_relative_error=_lattice_mass_error(pair),
         )
-    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
     merged = _cells(pair, truncation, tail_mass, loss_grid_step)
     return from_pmfs(
         merged.log_p,

@@ -425,14 +425,20 @@ def _warn_if_loose(curves: list[Curve], rate: float, upper: DiscretePair) -> Non
         )
 
 
-def _subsampled_clones(n: int, m: int, eps0: float, loss_grid_step: float | None = None) -> PLD:
-    """``m`` of ``n`` users sampled per round, their eps0-LDP reports shuffled."""
-    from pld.mechanisms.clones import clones
-
+def _sampled_users(n: object, m: object) -> tuple[int, int]:
+    """Validated population size ``n`` and users sampled per round ``m`` in [1, n]."""
     n = _validate.integer_at_least("n", n, 1)
     m = _validate.integer_at_least("m", m, 1)
     if m > n:
         raise ValueError(f"m must be an integer in [1, n] (got m={m}, n={n})")
+    return n, m
+
+
+def _subsampled_clones(n: int, m: int, eps0: float, loss_grid_step: float | None = None) -> PLD:
+    """``m`` of ``n`` users sampled per round, their eps0-LDP reports shuffled."""
+    from pld.mechanisms.clones import clones
+
+    n, m = _sampled_users(n, m)
     base = clones(m, eps0, loss_grid_step=loss_grid_step)
     return subsample(base, m / n, loss_grid_step=loss_grid_step)
 
@@ -448,10 +454,7 @@ def _subsampled_krr(
     """``m`` of ``n`` users sampled per round, their k-RR reports shuffled."""
     from pld.mechanisms.krr import krr
 
-    n = _validate.integer_at_least("n", n, 1)
-    m = _validate.integer_at_least("m", m, 1)
-    if m > n:
-        raise ValueError(f"m must be an integer in [1, n] (got m={m}, n={n})")
+    n, m = _sampled_users(n, m)
     base = krr(m, k, gamma, adversary, loss_grid_step=loss_grid_step)
     return subsample(base, m / n, loss_grid_step=loss_grid_step)
 
