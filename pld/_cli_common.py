@@ -54,7 +54,14 @@ def add_command(
     )
 
 
-def add_rel_accuracy(parser: argparse.ArgumentParser) -> None:
+def add_accuracy_options(parser: argparse.ArgumentParser) -> None:
+    """``--loss-grid-step`` and ``--rel-accuracy``, the grid knobs of every query command."""
+    parser.add_argument(
+        "--loss-grid-step",
+        type=float,
+        default=None,
+        help="privacy-loss grid spacing in nats (default: the library's)",
+    )
     parser.add_argument(
         "--rel-accuracy",
         type=float,

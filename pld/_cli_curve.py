@@ -15,8 +15,8 @@ from typing import Any
 from pld import _validate
 from pld._cli_common import (
     UsageError,
+    add_accuracy_options,
     add_command,
-    add_rel_accuracy,
     format_table,
     mechanism_options,
     rounds_of,
@@ -53,13 +53,7 @@ def add_curve_command(commands: Any, specs: dict[str, MechanismSpec]) -> None:
         metavar="NAME",
         help="one or more mechanisms (listed below); each takes the options it knows",
     )
-    curve.add_argument(
-        "--loss-grid-step",
-        type=float,
-        default=None,
-        help="privacy-loss grid spacing in nats (default: the library's)",
-    )
-    add_rel_accuracy(curve)
+    add_accuracy_options(curve)
     curve.add_argument(
         "--rounds", type=int, nargs="+", default=[1], help="one or more round counts T"
     )

@@ -26,8 +26,8 @@ from pld import _validate
 from pld._cli_common import (
     Parser,
     UsageError,
+    add_accuracy_options,
     add_command,
-    add_rel_accuracy,
     format_table,
     mechanism_options,
     mechanism_parser,
@@ -78,13 +78,7 @@ def _add_common_options(parser: argparse.ArgumentParser, names: Sequence[str]) -
         metavar="NAME",
         help="the mechanism of one round (listed below)",
     )
-    parser.add_argument(
-        "--loss-grid-step",
-        type=float,
-        default=None,
-        help="privacy-loss grid spacing in nats (default: the library's)",
-    )
-    add_rel_accuracy(parser)
+    add_accuracy_options(parser)
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
