@@ -196,23 +196,40 @@ def _run_curve(args: argparse.Namespace) -> dict[str, Any]:
     if args.tradeoff:
         return _tradeoff_result(args, series)
     eps = _eps_grid(args, [item["loss"] for item in series])
+    return _tabulated(
+        args,
+        series,
+        eps,
+        ("eps", "delta_lower", "delta_upper"),
+        lambda loss: loss.curve(eps, rel_accuracy=args.rel_accuracy),
+    )
+
+
+def _tabulated(
+    args: argparse.Namespace,
+    series: list[dict[str, Any]],
+    x_values: list[float],
+    header: tuple[str, str, str],
+    table_of: Any,
+) -> dict[str, Any]:
+    """Each series' ``(x, lower, upper)`` table by ``table_of(loss)``, written out, returned."""
+    x, lower, upper = header
     curves = {}
     for item in series:
-        table = item["loss"].curve(eps, rel_accuracy=args.rel_accuracy)
+        table = table_of(item["loss"])
         curves[item["label"]] = table
-        item["delta_lower"] = table[:, 1].tolist()
-        item["delta_upper"] = table[:, 2].tolist()
-    _write_outputs(args, curves, ("eps", "delta_lower", "delta_upper"))
+        item[lower], item[upper] = table[:, 1].tolist(), table[:, 2].tolist()
+    _write_outputs(args, curves, header)
     return {
-        "eps": eps,
+        x: x_values,
         "series": [
             {
                 "label": item["label"],
                 "mechanism": item["spec"].name,
                 "options": item["options"],
                 "rounds": item["rounds"],
-                "delta_lower": item["delta_lower"],
-                "delta_upper": item["delta_upper"],
+                lower: item[lower],
+                upper: item[upper],
             }
             for item in series
         ],
@@ -248,27 +265,13 @@ def _tradeoff_result(args: argparse.Namespace, series: list[dict[str, Any]]) -> 
         raise UsageError("--tradeoff takes --points false-positive rates, not --eps/--eps-range")
     points = _validate.integer_at_least("points", args.points, 2)
     fpr = np.linspace(0.0, 1.0, points)
-    curves = {}
-    for item in series:
-        table = tradeoff_table(item["loss"], fpr)
-        curves[item["label"]] = table
-        item["fnr_lower"] = table[:, 1].tolist()
-        item["fnr_upper"] = table[:, 2].tolist()
-    _write_outputs(args, curves, ("fpr", "fnr_lower", "fnr_upper"))
-    return {
-        "fpr": fpr.tolist(),
-        "series": [
-            {
-                "label": item["label"],
-                "mechanism": item["spec"].name,
-                "options": item["options"],
-                "rounds": item["rounds"],
-                "fnr_lower": item["fnr_lower"],
-                "fnr_upper": item["fnr_upper"],
-            }
-            for item in series
-        ],
-    }
+    return _tabulated(
+        args,
+        series,
+        fpr.tolist(),
+        ("fpr", "fnr_lower", "fnr_upper"),
+        lambda loss: tradeoff_table(loss, fpr),
+    )
 
 
 def _curve_table(result: dict[str, Any]) -> str:
