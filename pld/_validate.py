@@ -59,6 +59,16 @@ def in_interval(
     return value
 
 
+def loss_grid_step(value: object) -> float:
+    """Return ``value`` as a loss grid step in nats, or raise unless it lies in (0, 1]."""
+    return in_interval("loss_grid_step", value, 0.0, 1.0, low_open=True)
+
+
+def optional_loss_grid_step(value: object) -> float | None:
+    """``None`` (the caller's default grid) or :func:`loss_grid_step` of ``value``."""
+    return None if value is None else loss_grid_step(value)
+
+
 #: Largest number of users accepted by the shuffle mechanisms (about 1.1e12):
 #: scipy's binomial quantiles (Boost) were measured reliable up to 2^40 trials
 #: and return NaN at 2^53.

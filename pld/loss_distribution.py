@@ -168,7 +168,7 @@ class PLD:
         ValueError
             If the PLD has no recipe (:attr:`refinable` is False).
         """
-        step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+        step = _validate.loss_grid_step(loss_grid_step)
         if tail_mass is not None:
             tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
         if self._recipe is None:

@@ -351,8 +351,7 @@ def from_dp_accounting(
     step = _validate.in_interval(
         "value_discretization_interval", value_discretization_interval, 0.0, 1.0, low_open=True
     )
-    if loss_grid_step is not None:
-        _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    loss_grid_step = _validate.optional_loss_grid_step(loss_grid_step)
     grid_step = step if loss_grid_step is None else loss_grid_step
     eps, upper_values = _support_top(pessimistic, step)
     lower_values = None if optimistic is None else _profile_values(optimistic, eps)

@@ -168,11 +168,7 @@ def _options(
     truncation = _validate.one_of("truncation", truncation, TRUNCATIONS)
     if truncation != "exact":
         tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
-    if loss_grid_step is not None:
-        loss_grid_step = _validate.in_interval(
-            "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
-        )
-    return truncation, tail_mass, loss_grid_step
+    return truncation, tail_mass, _validate.optional_loss_grid_step(loss_grid_step)
 
 
 def clones_cells(

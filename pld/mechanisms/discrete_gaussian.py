@@ -111,7 +111,7 @@ def discrete_gaussian(
         base = choose_loss_grid_step(sensitivity / sigma)
         lattice = sensitivity / (2 * sigma**2)
         loss_grid_step = lattice / math.ceil(lattice / base) if lattice >= base else base
-    step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    step = _validate.loss_grid_step(loss_grid_step)
     reach = int(x[-1])
     log_z, missing_p, missing_q = _truncated_masses(sigma, sensitivity, reach)
     loss = from_pmfs(

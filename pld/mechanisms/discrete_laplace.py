@@ -87,7 +87,7 @@ def discrete_laplace(
         mean = np.average(loss, weights=weights)
         spread = math.sqrt(np.average((loss - mean) ** 2, weights=weights))
         loss_grid_step = a / math.ceil(a / choose_loss_grid_step(spread))
-    step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    step = _validate.loss_grid_step(loss_grid_step)
     check_grid_points(
         2 * a * sensitivity / step,
         f"a loss range of {2 * a * sensitivity:.3g} nats on the grid of step {step:g} nats",

@@ -67,7 +67,7 @@ def approximate_dp(
         loss_grid_step = (
             eps / math.ceil(eps / DEFAULT_LOSS_GRID_STEP) if eps > 0 else DEFAULT_LOSS_GRID_STEP
         )
-    step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    step = _validate.loss_grid_step(loss_grid_step)
     log_rest = math.log1p(-delta)
     log_delta = math.log(delta) if delta > 0 else -math.inf
     log_true = log_rest - float(np.logaddexp(0.0, -eps))

@@ -142,12 +142,6 @@ def _check_tail_mass(tail_mass: object) -> float:
     return _validate.in_interval("tail_mass", tail_mass, *_TAIL_MASS_RANGE)
 
 
-def _check_step(loss_grid_step: object) -> float | None:
-    if loss_grid_step is None:
-        return None
-    return _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
-
-
 def ldp_epsilon(k: int, gamma: float) -> float:
     """Local privacy parameter of k-RR: eps0 = log(((1 - gamma) k + gamma) / gamma), nats.
 
@@ -312,7 +306,7 @@ def krr(
     n, k, gamma, adversary = _check(n, k, gamma, adversary)
     tail_mass = _check_tail_mass(tail_mass)
     max_atoms = _validate.integer_at_least("max_atoms", max_atoms, 1)
-    loss_grid_step = _check_step(loss_grid_step)
+    loss_grid_step = _validate.optional_loss_grid_step(loss_grid_step)
     if gamma == 1.0:
         step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
         return from_pmfs(
@@ -427,7 +421,7 @@ def krr_tail_delta(
     eps = _validate.real_array("eps", eps)
     rounds = _validate.integer_at_least("rounds", rounds, 1)
     tail_mass = _check_tail_mass(tail_mass)
-    loss_grid_step = _check_step(loss_grid_step)
+    loss_grid_step = _validate.optional_loss_grid_step(loss_grid_step)
     if counts not in ("joint", "independent"):
         raise ValueError(f"counts must be 'joint' or 'independent' (got {counts!r})")
     if counts == "independent" and adversary != "strong":

@@ -101,7 +101,7 @@ def laplace(
         spread = _loss_std(eps0)
         base = choose_loss_grid_step(spread)
         loss_grid_step = eps0 / math.ceil(eps0 / base)
-    step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    step = _validate.loss_grid_step(loss_grid_step)
     first, last = math.floor(-eps0 / step), math.floor(eps0 / step)
     check_grid_points(
         last - first + 2,

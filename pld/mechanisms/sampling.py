@@ -115,7 +115,7 @@ def _subsampled_loss_std(base: PLD, rate: float) -> float:
 def _default_step(base: PLD, rate: float, loss_grid_step: float | None) -> float:
     if loss_grid_step is None:
         loss_grid_step = choose_loss_grid_step(_subsampled_loss_std(base, rate))
-    return _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    return _validate.loss_grid_step(loss_grid_step)
 
 
 def _removal_profile(curves: list[Curve], rate: float, grid: np.ndarray, side: str) -> np.ndarray:

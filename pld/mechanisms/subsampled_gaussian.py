@@ -77,7 +77,7 @@ def subsampled_gaussian(sigma: float, rate: float, *, loss_grid_step: float | No
         mean = np.average(loss, weights=weight)
         spread = math.sqrt(np.average((loss - mean) ** 2, weights=weight))
         loss_grid_step = choose_loss_grid_step(spread)
-    step = _validate.in_interval("loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True)
+    step = _validate.loss_grid_step(loss_grid_step)
     log_p, log_q, tail_p, tail_q = _cells(sigma, rate, step)
     loss = from_pmfs(
         log_p,
