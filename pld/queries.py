@@ -11,6 +11,7 @@ this module imports no PLD.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,12 @@ def delta_bounds(
 def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple[float, float]:
     """Lower and upper bounds on eps(delta) of ``loss`` (see :meth:`pld.PLD.epsilon_bounds`).
 
-    The tail budgets of a refinement are set by ``delta`` itself.
+    The tail budgets of a refinement are set by ``delta`` itself. The bracket
+    intersects those of every PLD the refinement tried, but a later
+    :meth:`pld.PLD.delta_bounds` consults only the first and the finest; where the
+    finest does not verify ``delta_upper(eps_upper) <= delta``, ``eps_upper`` is
+    raised to the finest PLD's own (still a valid upper bound), so the two queries
+    agree.
     """
     delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
     target = loss._target(rel_accuracy)
@@ -65,4 +71,8 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
         target,
         f"epsilon_bounds({delta:g})",
     )
-    return float(lower[0]), float(upper[0])
+    eps_lower, eps_upper = float(lower[0]), float(upper[0])
+    finest = loss._finest()
+    if math.isfinite(eps_upper) and finest._delta_bracket(np.array([eps_upper]))[1][0] > delta:
+        eps_upper = max(eps_upper, float(finest._epsilon_bracket(delta)[1][0]))
+    return eps_lower, eps_upper
