@@ -7,8 +7,9 @@ maximum over the directions (seed 004, Definition 1 asks for both inequalities).
 
 Data flows one way: a mechanism builds log-pmfs, :func:`pld.construction.from_pmfs`
 discretises them, :func:`compose` (or :meth:`PLD.compose` / :meth:`PLD.self_compose`)
-convolves, and the queries read the result. How a PLD rebuilds itself on a finer
-grid is recorded by :func:`pld.recipes.refinable` and by :func:`compose`.
+convolves (:mod:`pld.composition`), and the queries read the result
+(:mod:`pld.queries`). How a PLD rebuilds itself on a finer grid is recorded by
+:func:`pld.recipes.refinable` and by :func:`compose`; :mod:`pld.storage` writes it.
 """
 
 from __future__ import annotations
