@@ -179,19 +179,27 @@ def to_dp_accounting(loss: PLD, bound: str = "upper") -> Any:
     return privacy_loss_distribution.PrivacyLossDistribution(exported[0], exported[1])
 
 
-def _profile_values(loss: Any, eps: np.ndarray) -> np.ndarray:
-    """``loss.get_delta_for_epsilon(eps)`` raised to ``(1 - e^eps)_+`` and kept in [0, 1]."""
-    values = np.asarray(loss.get_delta_for_epsilon(eps), dtype=np.float64)
-    return np.clip(np.maximum(values, -np.expm1(eps)), 0.0, 1.0)
+def _profile_values(loss: Any, eps: np.ndarray) -> tuple[np.ndarray, float]:
+    """``loss.get_delta_for_epsilon(eps)`` raised to ``(1 - e^eps)_+`` and kept in [0, 1].
+
+    Also returns, from the same pass over dp_accounting's pmf, how far its P-mass
+    (atoms and +inf: the profile at ``eps = -inf``) exceeds 1, or 0; compositions of
+    pessimistic pmfs carry ~1e-8 more than 1.
+    """
+    points = np.concatenate(([-math.inf], eps))  # dp_accounting wants them ascending
+    raw = np.asarray(loss.get_delta_for_epsilon(points), dtype=np.float64)
+    values = np.clip(np.maximum(raw[1:], -np.expm1(eps)), 0.0, 1.0)
+    return values, max(0.0, float(raw[0]) - 1.0)
 
 
-def _support_top(loss: Any, step: float) -> tuple[np.ndarray, np.ndarray]:
+def _support_top(loss: Any, step: float) -> tuple[np.ndarray, np.ndarray, float]:
     """The lattice ``eps = k h``, ``|k| <= K``, with ``K`` the first index above every atom.
 
-    Returns the lattice and the profile on it (:func:`_profile_values`). Above the
-    largest atom the profile equals ``delta(+inf)`` exactly, which a first call on
-    the points ``2^j h`` locates; dp_accounting evaluates a vector of eps in one
-    pass over its pmf (a Python loop, ~5 us per atom or point), so two calls suffice.
+    Returns the lattice, the profile on it and the excess P-mass
+    (:func:`_profile_values`). Above the largest atom the profile equals
+    ``delta(+inf)`` exactly, which a call on the points ``2^j h`` locates;
+    dp_accounting evaluates a vector of eps in one pass over its pmf (a Python
+    loop, ~5 us per atom or point), so three calls suffice.
     """
     floor = float(np.asarray(loss.get_delta_for_epsilon(np.array([math.inf])))[0])
     limit = max(1, math.floor(_MAX_IMPORT_LOSS / step))
@@ -199,12 +207,12 @@ def _support_top(loss: Any, step: float) -> tuple[np.ndarray, np.ndarray]:
     flat = np.asarray(loss.get_delta_for_epsilon(powers * step)) <= floor
     reach = int(powers[np.argmax(flat)]) if np.any(flat) else limit
     eps = np.arange(-reach, reach + 1) * step
-    values = _profile_values(loss, eps)
+    values, excess = _profile_values(loss, eps)
     above = np.flatnonzero(values[reach:] > floor)
     top = reach + (int(above[-1]) + 1 if above.size else 0)
     top = min(max(top, reach + 1), eps.size - 1)
     keep = slice(2 * reach - top, top + 1)
-    return eps[keep], values[keep]
+    return eps[keep], values[keep], excess
 
 
 def _trim_q_excess(pair: Any) -> Any:
@@ -248,15 +256,6 @@ def _reverse_profile(eps: np.ndarray, values: np.ndarray) -> np.ndarray:
     positive = eps > 0
     exp = np.exp(eps[positive])
     return -np.expm1(eps[positive]) + exp * values[::-1][positive]
-
-
-def _excess_mass(loss: Any) -> float:
-    """How far the P-mass of a dp_accounting PLD (atoms and +inf) exceeds 1 (0 if it does not).
-
-    Its profile at eps -> -inf; compositions of pessimistic pmfs carry ~1e-8 more than 1.
-    """
-    total = float(np.asarray(loss.get_delta_for_epsilon(np.array([-math.inf])))[0])
-    return max(0.0, total - 1.0)
 
 
 def _check_reverse_direction(
@@ -353,8 +352,10 @@ def from_dp_accounting(
     )
     loss_grid_step = _validate.optional_loss_grid_step(loss_grid_step)
     grid_step = step if loss_grid_step is None else loss_grid_step
-    eps, upper_values = _support_top(pessimistic, step)
-    lower_values = None if optimistic is None else _profile_values(optimistic, eps)
+    eps, upper_values, upper_excess = _support_top(pessimistic, step)
+    lower_values, lower_excess = (
+        (None, 0.0) if optimistic is None else _profile_values(optimistic, eps)
+    )
     if lower_values is not None:
         excess = float(np.max(lower_values - upper_values))
         if excess > 1e-12:
@@ -362,10 +363,7 @@ def from_dp_accounting(
                 "optimistic must not exceed pessimistic: its delta is larger by "
                 f"{excess:.3g} somewhere (were the two swapped?)"
             )
-    excess = (
-        float(upper_values[-1]) + _excess_mass(pessimistic),
-        0.0 if optimistic is None else _excess_mass(optimistic),
-    )
+    excess = (float(upper_values[-1]) + upper_excess, lower_excess)
     _check_reverse_direction(eps, upper_values, lower_values, step, excess)
     upper_pair = connect_the_dots(eps, upper_values, side="upper")
     upper = from_pmfs(
