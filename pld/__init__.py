@@ -36,7 +36,6 @@ _EXPORTS = {
     "subsample_without_replacement": "pld.mechanisms.sampling",
     "shuffle": "pld.mechanisms.blanket",
     "shuffle_observer": "pld.mechanisms.blanket",
-    "WorstPairWarning": "pld.mechanisms.blanket_continuous",
     "checkin": "pld.mechanisms.checkin",
     "distributed_checkin": "pld.mechanisms.checkin",
     "calibrate": "pld.calibration",

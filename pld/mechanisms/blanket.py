@@ -192,9 +192,10 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
     """eps -> (lower, upper) of the chosen analysis' one-round profile (eps >= 0)."""
     eps0 = randomizer.eps0
     use_clones = analysis == "best" and 0.0 < eps0 <= 50.0
+    profile = _continuous_best if _is_continuous_best(randomizer, analysis) else profile_bounds
 
     def evaluate(eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lower, upper = profile_bounds(randomizer, n, eps)
+        lower, upper = profile(randomizer, n, eps)
         if use_clones:
             from pld.mechanisms.clones import clones_delta_bounds
 
@@ -218,10 +219,29 @@ def _top(eps0: float) -> np.ndarray:
     return np.concatenate(([0.0], high * 2.0 ** (-np.arange(40, -1, -1) / 2)))
 
 
-def _cheap_upper(randomizer: Randomizer, n: int, eps: np.ndarray) -> np.ndarray:
+def _is_continuous_best(randomizer: Randomizer, analysis: str) -> bool:
+    from pld.randomizers.finite import FiniteRandomizer
+
+    return analysis == "best" and not isinstance(randomizer, FiniteRandomizer)
+
+
+def _continuous_best(
+    randomizer: Randomizer, n: int, eps: np.ndarray, floor: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Continuous randomizers, "best": min of the blanket and the local mechanism's profile."""
+    from pld.mechanisms import blanket_continuous
+
+    return blanket_continuous.best_profile_bounds(randomizer, n, eps, floor=floor)
+
+
+def _cheap_upper(
+    randomizer: Randomizer, n: int, eps: np.ndarray, analysis: str = "blanket"
+) -> np.ndarray:
     """An upper bound on the blanket profile without enumeration (Chernoff, finite only)."""
     from pld.randomizers.finite import FiniteRandomizer
 
+    if _is_continuous_best(randomizer, analysis):
+        return _continuous_best(randomizer, n, eps, CONTINUOUS_FLOOR)[1]
     if not isinstance(randomizer, FiniteRandomizer):
         # Ascending, one eps at a time, up to the first value below the floor: the
         # profile is non-increasing, and very large eps may be refused as too costly.
@@ -281,7 +301,10 @@ def shuffle(
         ``"blanket"``: the blanket profile (module docstring); ``"clones"``: the
         clones pair of ``pld.clones`` for an eps0-LDP randomizer; ``"best"``
         (default): the convex minorant of the minimum of both profiles (blanket
-        alone when eps0 is infinite).
+        alone when eps0 is infinite); for the Gaussian and Laplace randomizers
+        also the local mechanism's own profile (post-processing), which is
+        returned as is (``pld.gaussian``) when the blanket bound cannot be
+        evaluated (tiny blanket mass, or beyond its grid limits).
     loss_grid_step : float, optional
         Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
         one-round loss's spread.
@@ -324,9 +347,16 @@ def shuffle(
     if randomizer.eps0 == 0.0:  # every input has the same output law: nothing leaks
         step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
         return from_pmfs([0.0], [0.0], symmetric=True, loss_grid_step=step)
+    if _is_continuous_best(randomizer, analysis) and math.isinf(randomizer.eps0):
+        from pld.mechanisms import blanket_continuous
+
+        if not blanket_continuous.blanket_available(randomizer, n):
+            # Tiny blanket (or beyond the lattice's limits): the local Gaussian
+            # mechanism's own PLD is a valid bound (post-processing) and exact.
+            return blanket_continuous.local_mechanism(randomizer, loss_grid_step)
     evaluate = _profile_function(randomizer, n, analysis)
     candidates = _top(randomizer.eps0)
-    cheap = _cheap_upper(randomizer, n, candidates)
+    cheap = _cheap_upper(randomizer, n, candidates, analysis)
     # Beyond the grid the profile is taken constant (connect-the-dots puts the last
     # value at +inf): end where it is within PROFILE_FLOOR of its value at the largest
     # candidate (0 unless some output is impossible under some input).

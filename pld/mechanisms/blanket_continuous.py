@@ -20,16 +20,17 @@ For a location family on ``[low, high]`` and the end-point pair, writing
   ``P(V > v) = v^{-1/2}`` on ``[1, e^{Delta/b})`` and an atom of mass ``gamma``
   at ``e^{Delta / b}``.
 
-Worst pair: the end points (docs/blanket-continuous.md §3): proved for n = 1; for
-n >= 2 a conjecture, checked by independent quadrature over a 5 x 5 grid of pairs
-for n = 2 and on interior pairs for n = 3 (tests/test_blanket_continuous.py). The
-numerics (:mod:`pld.mechanisms._blanket_sum`) are rigorous for the end-point pair.
+Worst pair: the end points, for every n and eps (docs/blanket-continuous.md §3:
+each input's ratio ``r_x(Y)`` is below ``r_high(Y)`` in convex order, the end
+points' ratios are monotone in ``y``, so ``Z_{x,x'}`` is below ``Z_{high,low}`` in
+increasing convex order, which sums and ``(.)_+`` preserve). The numerics
+(:mod:`pld.mechanisms._blanket_sum`) are rigorous for the end-point pair, hence
+for the supremum over all pairs.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,16 +42,6 @@ from pld.mechanisms._blanket_sum import contract_to_grid, positive_part_mean, sp
 from pld.randomizers.base import Randomizer
 from pld.randomizers.continuous import GaussianRandomizer, LaplaceRandomizer
 from pld.recipes import refinable
-
-
-class WorstPairWarning(UserWarning):
-    """A continuous randomizer's bound rests on the conjectured worst pair (the end points).
-
-    Certified for inputs restricted to ``{low, high}``; for inputs anywhere in
-    ``[low, high]`` and n >= 2 it rests on the conjecture of
-    docs/blanket-continuous.md §3 (checked numerically, not proved).
-    """
-
 
 #: Grid steps per standard deviation of one blanket term ``Z / gamma`` (at eps = 0).
 STEPS_PER_STD = 64
@@ -275,8 +266,8 @@ def profile_bounds(
 
     Evaluates eq. (1) of the module docstring for the end-point pair
     ``(high, low)`` (by symmetry ``(low, high)`` gives the same values), which
-    is the worst pair for n = 1 and, as a conjecture checked by quadrature for
-    n = 2 and 3, for larger n (docs/blanket-continuous.md §3). The expectation
+    is the worst ordered pair of inputs in ``[low, high]`` for every n and eps
+    (proved in docs/blanket-continuous.md §3). The expectation
     is bracketed by lattice laws
     (mean-preserving spread / contraction, second order in the step) and one
     tilted FFT power per eps, with the aliasing, round-off and truncation terms
@@ -308,26 +299,10 @@ def profile_bounds(
     ValueError
         On bad input, or if one eps needs more than ``MAX_CELLS`` cells (then
         increase ``grid_step``).
-
-    Warns
-    -----
-    WorstPairWarning
-        For n >= 2: the bound is certified for users whose inputs are the two
-        end points ``low`` and ``high``; that no interior pair is worse is a
-        conjecture (docs/blanket-continuous.md §3).
     """
     law = _v_law(randomizer)
     n = _validate.integer_at_least("n", n, 1)
     eps = _check_eps(eps)
-    if n >= 2:
-        warnings.warn(
-            "the shuffled bound of a continuous randomizer is certified for inputs in "
-            f"{{low, high}} = {{{randomizer.low:g}, {randomizer.high:g}}}; for inputs inside "
-            "the interval it rests on the conjectured worst pair (the end points, "
-            "docs/blanket-continuous.md section 3)",
-            WorstPairWarning,
-            stacklevel=2,
-        )
     step = default_grid_step(randomizer) if grid_step is None else grid_step
     step = _validate.positive("grid_step", step)
     alphas = np.exp(eps)
@@ -366,6 +341,101 @@ def profile_bounds(
     upper[order] = np.minimum.accumulate(np.clip(upper[order], 0.0, 1.0))
     lower[order] = np.maximum.accumulate(np.clip(lower[order], 0.0, 1.0)[::-1])[::-1]
     return lower, np.maximum(upper, lower)
+
+
+def local_mechanism(randomizer: Randomizer, loss_grid_step: float | None = None):
+    """The local randomizer's own PLD, a valid bound on the shuffled protocol for every n.
+
+    The shuffled view of two neighbouring datasets is a post-processing of the
+    target's report alone (the other reports do not depend on the target's input),
+    so the local mechanism's privacy-loss distribution dominates the protocol's:
+    the Gaussian mechanism with sensitivity ``high - low`` and noise ``sigma``
+    (:func:`pld.gaussian`), or the Laplace mechanism with scale ``b`` (:func:`pld.laplace`,
+    which needs ``(high - low) / b <= 50``).
+
+    Returns
+    -------
+    PLD or None
+        None for a Laplace randomizer with ``(high - low) / b > 50``.
+    """
+    _check_type(randomizer)
+    if isinstance(randomizer, GaussianRandomizer):
+        from pld.mechanisms.gaussian import gaussian
+
+        return gaussian(
+            randomizer.sigma, sensitivity=randomizer.sensitivity, loss_grid_step=loss_grid_step
+        )
+    if randomizer.eps0 > 50.0:
+        return None
+    from pld.mechanisms.laplace import laplace
+
+    return laplace(randomizer.scale, randomizer.sensitivity, loss_grid_step=loss_grid_step)
+
+
+def blanket_available(randomizer: Randomizer, n: int) -> bool:
+    """Whether :func:`profile_bounds` evaluates the blanket bound at eps = 0 within its limits."""
+    try:
+        profile_bounds(randomizer, n, np.zeros(1))
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
+def best_profile_bounds(
+    randomizer: Randomizer, n: int, eps: np.ndarray, *, floor: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of ``min(blanket profile, local mechanism's profile)``, never refused.
+
+    Both are valid upper profiles of the shuffled protocol (the local one by
+    post-processing, :func:`local_mechanism`), so their minimum is one too. eps
+    values are evaluated in increasing order; from the first one at which the
+    blanket bound is refused by its cost limits (a tiny blanket mass, or a
+    lattice or Fourier grid beyond ``MAX_CELLS`` / ``MAX_NODES``), or at which its
+    upper value is at most ``floor``, the blanket component is replaced by its last
+    upper value (the blanket profile is non-increasing, so this is still a valid
+    upper profile, and the bracket returned is that of the replaced profile), or by
+    1 if there is none. (An overflow of the tilted characteristic-function sum,
+    seen with coarse grids when the lattice spans many orders of magnitude, counts
+    as a refusal.)
+
+    Parameters
+    ----------
+    randomizer : GaussianRandomizer or LaplaceRandomizer
+    n : int
+        Number of users, >= 1.
+    eps : array_like
+        Values of eps >= 0 (nats).
+    floor : float
+        Stop evaluating the blanket bound once its upper value is at most this.
+
+    Returns
+    -------
+    lower, upper : ndarray
+        Bracket of the minimum profile, in [0, 1].
+    """
+    _check_type(randomizer)
+    n = _validate.integer_at_least("n", n, 1)
+    eps = _check_eps(eps)
+    lower = np.ones(eps.shape[0])
+    upper = np.ones(eps.shape[0])
+    held = None
+    for i in np.argsort(eps, kind="stable"):
+        if held is None:
+            try:
+                low, high = profile_bounds(randomizer, n, eps[i : i + 1])
+                lower[i], upper[i] = low[0], high[0]
+                if upper[i] <= floor:
+                    held = float(upper[i])
+                continue
+            except (ValueError, OverflowError):
+                held = float(np.min(upper))
+        lower[i] = upper[i] = held
+    local = local_mechanism(randomizer)
+    if local is not None:
+        local_lower, local_upper = local.delta_bounds(eps)
+        lower = np.minimum(lower, local_lower)
+        upper = np.minimum(upper, local_upper)
+    return lower, upper
 
 
 def _laplace_count_pair(randomizer: LaplaceRandomizer, n: int) -> tuple[np.ndarray, ...]:
