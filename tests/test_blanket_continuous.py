@@ -417,10 +417,25 @@ def test_best_profile_is_the_minimum_of_blanket_and_local_mechanism():
     eps = np.array([0.1, 1.0, 3.0])
     lower, upper = best_profile_bounds(randomizer, n, eps)
     blanket = profile_bounds(randomizer, n, eps)
-    local = pld.gaussian(sigma).delta_bounds(eps)
+    local = pld.gaussian(sigma, loss_grid_step=1e-3).delta_bounds(eps)
     np.testing.assert_array_equal(upper, np.minimum(blanket[1], local[1]))
     np.testing.assert_array_equal(lower, np.minimum(blanket[0], local[0]))
     assert np.all(upper <= gaussian_delta(eps, sigma) * (1 + 1e-9) + 1e-15)
     # Beyond the floor, or once refused, the last blanket value is held (non-increasing).
     held = best_profile_bounds(randomizer, n, eps, floor=0.5)
     np.testing.assert_array_equal(held[1], np.minimum(blanket[1][0], local[1]))
+
+
+def test_best_shuffle_gaussian_is_within_eight_percent_of_the_protocol_lower_bound():
+    """pld.shuffle's default (best) PLD against the observer's lower bound on the protocol.
+
+    Measured at n = 1e4, sigma = 9.48, inputs [0, 1]: eps(1e-6) is 0.003122 (upper)
+    against 0.002876 (observer, lower): the true value lies in this 8.6 % band. A grid
+    of eps for connect-the-dots that ends too far out (one point every 0.01 nats) gives
+    0.069 here.
+    """
+    randomizer = pld.randomizers.gaussian(9.48)
+    n = 10_000
+    upper = pld.shuffle(randomizer, n, num_points=16).epsilon_bounds(1e-6)[1]
+    lower = pld.shuffle_observer(randomizer, n).epsilon_bounds(1e-6)[0]
+    assert lower <= upper <= 1.09 * lower

@@ -241,7 +241,13 @@ def _cheap_upper(
     from pld.randomizers.finite import FiniteRandomizer
 
     if _is_continuous_best(randomizer, analysis):
-        return _continuous_best(randomizer, n, eps, CONTINUOUS_FLOOR)[1]
+        # Held constant from the first value at the floor, as below: the grid's end
+        # must not move past it because the local mechanism's profile decreases on.
+        upper = _continuous_best(randomizer, n, eps, CONTINUOUS_FLOOR)[1]
+        low = np.flatnonzero(upper <= CONTINUOUS_FLOOR)
+        if low.size:
+            upper[low[0] :] = upper[low[0]]
+        return upper
     if not isinstance(randomizer, FiniteRandomizer):
         # Ascending, one eps at a time, up to the first value below the floor: the
         # profile is non-increasing, and very large eps may be refused as too costly.
