@@ -376,6 +376,7 @@ def test_large_n_bracket_is_tight():
         (lambda: profile_bounds("gaussian", 10, [0.1]), "randomizer"),
         (lambda: profile_bounds(pld.randomizers.gaussian(1e-3), 10, [0.1]), "almost no blanket"),
         (lambda: profile_bounds(pld.randomizers.laplace(1e-3), 10, [0.1]), "almost no blanket"),
+        (lambda: profile_bounds(pld.randomizers.gaussian(1.5), 10, [0.0]), "overflows"),
         (lambda: observer("laplace", 10), "randomizer"),
         (lambda: observer(pld.randomizers.laplace(1.0), 0), "n must"),
     ],

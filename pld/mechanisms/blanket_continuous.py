@@ -329,15 +329,23 @@ def profile_bounds(
         term = _branches(law, float(alpha), local)
         for side, out in (("upper", upper), ("lower", lower)):
             first, masses = _lattice(term, law.gamma, side)
-            out[i] = positive_part_mean(
-                first,
-                masses,
-                n,
-                local,
-                side,
-                mass_error=_MASS_ERROR + 8 * _UNIT_ROUNDOFF,
-                position_error=term.position_error,
-            )
+            try:
+                out[i] = positive_part_mean(
+                    first,
+                    masses,
+                    n,
+                    local,
+                    side,
+                    mass_error=_MASS_ERROR + 8 * _UNIT_ROUNDOFF,
+                    position_error=term.position_error,
+                )
+            except OverflowError as error:
+                raise ValueError(
+                    f"the blanket sum overflows at n={n}, eps={float(eps[i]):g}: the law of one "
+                    "term spans too many orders of magnitude (sigma below about twice "
+                    "high - low); use analysis='best', which falls back to the local "
+                    "mechanism, or a larger noise scale"
+                ) from error
         upper[i] += 0.5 * law.gamma * law.tail_moment
         lower[i] -= 0.5 * law.gamma * float(alpha) * law.tail_moment
     order = np.argsort(eps, kind="stable")
@@ -379,7 +387,7 @@ def blanket_available(randomizer: Randomizer, n: int) -> bool:
     """Whether :func:`profile_bounds` evaluates the blanket bound at eps = 0 within its limits."""
     try:
         profile_bounds(randomizer, n, np.zeros(1))
-    except (ValueError, OverflowError):
+    except ValueError:
         return False
     return True
 
@@ -397,9 +405,7 @@ def best_profile_bounds(
     upper value is at most ``floor``, the blanket component is replaced by its last
     upper value (the blanket profile is non-increasing, so this is still a valid
     upper profile, and the bracket returned is that of the replaced profile), or by
-    1 if there is none. (An overflow of the tilted characteristic-function sum,
-    seen with coarse grids when the lattice spans many orders of magnitude, counts
-    as a refusal.)
+    1 if there is none.
 
     Parameters
     ----------
@@ -430,7 +436,7 @@ def best_profile_bounds(
                 if upper[i] <= floor:
                     held = float(upper[i])
                 continue
-            except (ValueError, OverflowError):
+            except ValueError:
                 held = float(np.min(upper))
         lower[i] = upper[i] = held
     local = local_mechanism(randomizer, _LOCAL_LOSS_STEP)
