@@ -20,8 +20,8 @@
 # estimates one pair's hockey stick by Monte Carlo for n ≤ 7. The privacy-blanket bound
 # (docs/blanket-continuous.md) bounds the mechanism itself:
 # `pld.mechanisms.blanket_continuous.profile_bounds` returns a rigorous (lower, upper) of
-# the one-round blanket δ(ε) for the end-point pair (the worst pair: proved for n = 1,
-# for n ≥ 2 resting on the convex-order condition of that page, checked by quadrature),
+# the one-round blanket δ(ε) for the end-point pair (the worst pair of inputs for every n,
+# proved in §3 of that page, so the bound holds for inputs anywhere in [0, 1]),
 # turned into a composable PLD by connect-the-dots (`pld.from_privacy_profile`).
 # `observer` gives a PLD whose lower bracket is a lower bound on the protocol itself (the
 # sum of all reports is a Gaussian mechanism with noise σ√n).
