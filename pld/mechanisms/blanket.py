@@ -220,15 +220,16 @@ def _top(eps0: float) -> np.ndarray:
 
 
 def _is_continuous_best(randomizer: Randomizer, analysis: str) -> bool:
-    from pld.randomizers.finite import FiniteRandomizer
+    """The Gaussian's "best": with the local mechanism (the Laplace's has the clones pair)."""
+    from pld.randomizers.continuous import GaussianRandomizer
 
-    return analysis == "best" and not isinstance(randomizer, FiniteRandomizer)
+    return analysis == "best" and isinstance(randomizer, GaussianRandomizer)
 
 
 def _continuous_best(
     randomizer: Randomizer, n: int, eps: np.ndarray, floor: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Continuous randomizers, "best": min of the blanket and the local mechanism's profile."""
+    """Gaussian randomizer, "best": min of the blanket and the local mechanism's profile."""
     from pld.mechanisms import blanket_continuous
 
     return blanket_continuous.best_profile_bounds(randomizer, n, eps, floor=floor)
@@ -307,10 +308,11 @@ def shuffle(
         ``"blanket"``: the blanket profile (module docstring); ``"clones"``: the
         clones pair of ``pld.clones`` for an eps0-LDP randomizer; ``"best"``
         (default): the convex minorant of the minimum of both profiles (blanket
-        alone when eps0 is infinite); for the Gaussian and Laplace randomizers
-        also the local mechanism's own profile (post-processing), which is
-        returned as is (``pld.gaussian``) when the blanket bound cannot be
-        evaluated (tiny blanket mass, or beyond its grid limits).
+        alone when eps0 is infinite); for the Gaussian randomizer the minimum
+        of the blanket profile and the local Gaussian mechanism's own profile
+        (post-processing), which is returned as is (``pld.gaussian``) when the
+        blanket bound cannot be evaluated (tiny blanket mass, or beyond its grid
+        limits).
     loss_grid_step : float, optional
         Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
         one-round loss's spread.
@@ -353,7 +355,7 @@ def shuffle(
     if randomizer.eps0 == 0.0:  # every input has the same output law: nothing leaks
         step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
         return from_pmfs([0.0], [0.0], symmetric=True, loss_grid_step=step)
-    if _is_continuous_best(randomizer, analysis) and math.isinf(randomizer.eps0):
+    if _is_continuous_best(randomizer, analysis):
         from pld.mechanisms import blanket_continuous
 
         if not blanket_continuous.blanket_available(randomizer, n):

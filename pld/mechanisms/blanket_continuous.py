@@ -441,7 +441,7 @@ def best_profile_bounds(
         lower[i] = upper[i] = held
     local = local_mechanism(randomizer, _LOCAL_LOSS_STEP)
     if local is not None:
-        local_lower, local_upper = local.delta_bounds(eps)
+        local_lower, local_upper = local.delta_bounds(eps, rel_accuracy=1.0)  # no refinement
         lower = np.minimum(lower, local_lower)
         upper = np.minimum(upper, local_upper)
     return lower, upper
