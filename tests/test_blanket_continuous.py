@@ -422,9 +422,9 @@ def test_best_profile_is_the_minimum_of_blanket_and_local_mechanism():
     np.testing.assert_array_equal(upper, np.minimum(blanket[1], local[1]))
     np.testing.assert_array_equal(lower, np.minimum(blanket[0], local[0]))
     assert np.all(upper <= gaussian_delta(eps, sigma) * (1 + 1e-9) + 1e-15)
-    # Beyond the floor, or once refused, the last blanket value is held (non-increasing).
+    # From the first value at the floor on, that value is held (non-increasing).
     held = best_profile_bounds(randomizer, n, eps, floor=0.5)
-    np.testing.assert_array_equal(held[1], np.minimum(blanket[1][0], local[1]))
+    np.testing.assert_array_equal(held[1], np.full(3, min(blanket[1][0], local[1][0])))
 
 
 def test_best_shuffle_gaussian_is_within_eight_percent_of_the_protocol_lower_bound():

@@ -192,7 +192,9 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
     """eps -> (lower, upper) of the chosen analysis' one-round profile (eps >= 0)."""
     eps0 = randomizer.eps0
     use_clones = analysis == "best" and 0.0 < eps0 <= 50.0
-    profile = _continuous_best if _is_continuous_best(randomizer, analysis) else profile_bounds
+    profile = profile_bounds
+    if _is_continuous_best(randomizer, analysis):
+        from pld.mechanisms.blanket_continuous import best_profile_bounds as profile
 
     def evaluate(eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lower, upper = profile(randomizer, n, eps)
@@ -226,15 +228,6 @@ def _is_continuous_best(randomizer: Randomizer, analysis: str) -> bool:
     return analysis == "best" and isinstance(randomizer, GaussianRandomizer)
 
 
-def _continuous_best(
-    randomizer: Randomizer, n: int, eps: np.ndarray, floor: float = 0.0
-) -> tuple[np.ndarray, np.ndarray]:
-    """Gaussian randomizer, "best": min of the blanket and the local mechanism's profile."""
-    from pld.mechanisms import blanket_continuous
-
-    return blanket_continuous.best_profile_bounds(randomizer, n, eps, floor=floor)
-
-
 def _cheap_upper(
     randomizer: Randomizer, n: int, eps: np.ndarray, analysis: str = "blanket"
 ) -> np.ndarray:
@@ -242,13 +235,9 @@ def _cheap_upper(
     from pld.randomizers.finite import FiniteRandomizer
 
     if _is_continuous_best(randomizer, analysis):
-        # Held constant from the first value at the floor, as below: the grid's end
-        # must not move past it because the local mechanism's profile decreases on.
-        upper = _continuous_best(randomizer, n, eps, CONTINUOUS_FLOOR)[1]
-        low = np.flatnonzero(upper <= CONTINUOUS_FLOOR)
-        if low.size:
-            upper[low[0] :] = upper[low[0]]
-        return upper
+        from pld.mechanisms.blanket_continuous import best_profile_bounds
+
+        return best_profile_bounds(randomizer, n, eps, floor=CONTINUOUS_FLOOR)[1]
     if not isinstance(randomizer, FiniteRandomizer):
         # Ascending, one eps at a time, up to the first value below the floor: the
         # profile is non-increasing, and very large eps may be refused as too costly.

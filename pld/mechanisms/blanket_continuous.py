@@ -415,7 +415,9 @@ def best_profile_bounds(
     eps : array_like
         Values of eps >= 0 (nats).
     floor : float
-        Stop evaluating the blanket bound once its upper value is at most this.
+        Stop evaluating the blanket bound once its upper value is at most this,
+        and return the minimum's first upper value at most this for every larger
+        eps (on both sides: a valid, non-increasing upper profile).
 
     Returns
     -------
@@ -444,6 +446,14 @@ def best_profile_bounds(
         local_lower, local_upper = local.delta_bounds(eps, rel_accuracy=1.0)  # no refinement
         lower = np.minimum(lower, local_lower)
         upper = np.minimum(upper, local_upper)
+    if floor > 0:
+        # The minimum, too, is held from its first value at the floor on, so that a
+        # grid ending at the floor does not move out with the local profile's tail.
+        order = np.argsort(eps, kind="stable")
+        at_floor = np.flatnonzero(upper[order] <= floor)
+        if at_floor.size:
+            rest = order[at_floor[0] :]
+            lower[rest] = upper[rest] = upper[order[at_floor[0]]]
     return lower, upper
 
 
