@@ -1,8 +1,13 @@
-"""Numba kernels of the discretisation (loops over atoms and over grid cells).
+"""Kernels of the discretisation, the queries and the window search.
 
-Imported lazily by :mod:`pld.engine.discretise`, so that ``import pld`` does not
-load numba. Both kernels are serial (``parallel=True`` next to threaded FFTs
-slows the FFTs down, see ``shared/notes/measurements.md``) and cached on disk.
+Everything on the path of a typical command is vectorised numpy, so that a
+fresh process compiles nothing (numba's first compile of these loops cost
+about 5 s): the scatter of atoms onto grid cells, the blocked suffix sums, the
+bound on a segment, the suffix maximum and the exact log-MGF. The one sequential
+loop, the contraction sweep of the lower bound, is plain Python source that runs
+interpreted on small grids and, on larger ones, compiled by numba (serial,
+``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
+``shared/notes/measurements.md``), where the compile pays for itself.
 
 Notation: the loss grid is ``g_k = k * h``; cell ``k`` is ``[g_k, g_{k+1})``. For
 an atom of P-mass ``p`` at loss ``l = g_k + r`` with ``0 <= r < h``, its position
@@ -14,14 +19,28 @@ in ``[0, 1)``: ``theta`` is the linear position of the atom between ``y_k``
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 
-import numba
 import numpy as np
 
+_UNIT_ROUNDOFF = 2.0**-53
+#: Grids of up to this many cells are contracted by the interpreted sweep (a few
+#: ms); larger ones by its numba-compiled copy.
+INTERPRETED_CELLS = 4096
+#: Largest (t, atom) count of the log-MGF evaluated term by term.
+_MGF_DIRECT = 2**15
 
-@numba.njit(cache=True, error_model="numpy")
-def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no cover - compiled
+
+def scatter_cells(
+    loss: np.ndarray,
+    mass: np.ndarray,
+    snap: np.ndarray,
+    step: float,
+    first_cell: int,
+    n_cells: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """Sum, per grid cell, the P-mass and its share at the cell's two grid points.
 
     An atom within ``snap[i]`` nats of a grid point is placed on it: its
@@ -34,54 +53,65 @@ def scatter_cells(loss, mass, snap, step, first_cell, n_cells):  # pragma: no co
     ``exp(-loss)`` (that is, the Q-mass) of every atom. Their sum is the cell's
     P-mass and ``to_right / (to_left + to_right)`` is the cell's mean ``theta``.
     Callers leave a spare cell on top, so every atom lands in a cell; an atom
-    outside the cells would be moved up to the nearest end (never down).
+    outside the cells would be moved up to the nearest end (never down). The
+    per-cell sums run in atom order (``np.bincount``).
     """
-    to_left = np.zeros(n_cells)
-    to_right = np.zeros(n_cells)
+    keep = mass > 0.0
+    loss, mass, snap = loss[keep], mass[keep], snap[keep]
+    ratio = loss / step
+    nearest = np.round(ratio)
+    snapped = np.abs(loss - nearest * step) <= snap
+    k = np.floor(ratio)
+    r = loss - k * step
+    below = r < 0.0
+    k[below] -= 1.0
+    r[below] = loss[below] - k[below] * step
+    above = r >= step
+    k[above] += 1.0
+    r[above] = loss[above] - k[above] * step
+    k = np.where(snapped, nearest, k)
+    r = np.where(snapped, 0.0, np.maximum(r, 0.0))
+    cell = k.astype(np.int64) - first_cell
+    under = cell < 0  # below the first grid point (callers prevent it): move up
+    over = cell >= n_cells  # never round down: the top grid point is above the atom
     denominator = -math.expm1(-step)
-    for i in range(loss.shape[0]):
-        p = mass[i]
-        if p <= 0.0:
-            continue
-        x = loss[i]
-        nearest = round(x / step)
-        if abs(x - nearest * step) <= snap[i]:
-            k = nearest
-            r = 0.0
-        else:
-            k = math.floor(x / step)
-            r = x - k * step
-            if r < 0.0:
-                k -= 1
-                r = x - k * step
-            elif r >= step:
-                k += 1
-                r = x - k * step
-        cell = k - first_cell
-        if cell < 0:  # below the first grid point (callers prevent it): move up
-            to_left[0] += p
-            continue
-        if cell >= n_cells:  # never round down: the top grid point is above the atom
-            to_right[n_cells - 1] += p
-            continue
-        if r < 0.0:
-            r = 0.0
-        share_right = -math.expm1(-r) / denominator
-        if share_right > 1.0:
-            share_right = 1.0
-        to_right[cell] += p * share_right
-        to_left[cell] += p * (math.expm1(-r) - math.expm1(-step)) / denominator
+    share_right = np.minimum(-np.expm1(-r) / denominator, 1.0)
+    right = mass * share_right
+    left = mass * (np.expm1(-r) - math.expm1(-step)) / denominator
+    left[under] = mass[under]
+    right[under] = 0.0
+    left[over] = 0.0
+    right[over] = mass[over]
+    cell = np.clip(cell, 0, n_cells - 1)
+    to_left = np.bincount(cell, weights=left, minlength=n_cells)
+    to_right = np.bincount(cell, weights=right, minlength=n_cells)
     return to_left, to_right
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _relative_y(cell, theta, target, step, shrink):  # pragma: no cover - compiled
-    """y = exp(-loss) of the atom (cell, theta), divided by y at grid point ``target``."""
-    return math.exp(-step * (cell - target)) * (1.0 - theta * shrink)
+def contract_cells(
+    cell_mass: np.ndarray, cell_theta: np.ndarray, step: float, max_gap: int
+) -> np.ndarray:
+    """The lower-bound masses of the cells' atoms (see :func:`_contract`), on
+    ``n_cells + 1`` grid points; interpreted on small grids, compiled on large ones."""
+    n_cells = cell_mass.shape[0]
+    if n_cells == 0:
+        return np.zeros(1)
+    mode = int(np.argmax(cell_mass))
+    if n_cells <= INTERPRETED_CELLS:
+        return _contract(cell_mass.tolist(), cell_theta.tolist(), mode, step, max_gap)
+    return _compiled_contract()(
+        np.ascontiguousarray(cell_mass), np.ascontiguousarray(cell_theta), mode, step, max_gap
+    )
 
 
-@numba.njit(cache=True, error_model="numpy")
-def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - compiled
+@functools.cache
+def _compiled_contract() -> Callable[..., np.ndarray]:
+    import numba
+
+    return numba.njit(cache=True, error_model="numpy")(_contract)
+
+
+def _contract(cell_mass, cell_theta, mode, step, max_gap):
     """A pair dominated by the cells' atoms, supported on the grid (lower bound).
 
     Works in ``y = exp(-loss)`` coordinates under P, where the hockey-stick
@@ -103,15 +133,9 @@ def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - 
 
     Returns the P-masses on the grid points ``g_first .. g_{first + n_cells}``.
     """
-    n_cells = cell_mass.shape[0]
+    n_cells = len(cell_mass)
     out = np.zeros(n_cells + 1)
-    if n_cells == 0:
-        return out
     shrink = -math.expm1(-step)
-    mode = 0
-    for k in range(n_cells):
-        if cell_mass[k] > cell_mass[mode]:
-            mode = k
 
     # Sweep A: from the highest-loss cell down to the mode (increasing y). The
     # carry sits in cell a_cell at a_theta, below its target g_{a_cell} in y.
@@ -125,7 +149,7 @@ def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - 
         theta = cell_theta[k]
         if a_cell >= 0 and a_theta > 0.0 and a_cell - k <= max_gap:
             carry = 1.0 - a_theta * shrink
-            other = _relative_y(k, theta, a_cell, step, shrink)
+            other = math.exp(-step * (k - a_cell)) * (1.0 - theta * shrink)
             if other > 1.0:
                 pull = a_weight * (1.0 - carry) / (other - 1.0)
                 if pull <= m:
@@ -152,8 +176,8 @@ def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - 
         theta = cell_theta[k]
         if b_cell >= 0 and b_theta > 0.0 and k - b_cell <= max_gap:
             target = b_cell + 1
-            carry = _relative_y(b_cell, b_theta, target, step, shrink)
-            other = _relative_y(k, theta, target, step, shrink)
+            carry = math.exp(-step * (b_cell - target)) * (1.0 - b_theta * shrink)
+            other = math.exp(-step * (k - target)) * (1.0 - theta * shrink)
             if other < 1.0:
                 pull = b_weight * (carry - 1.0) / (1.0 - other)
                 if pull <= m:
@@ -171,15 +195,15 @@ def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - 
     # The two carries meet: the one on the loss side of the other's target pulls.
     if a_cell >= 0 and b_cell >= 0 and a_theta > 0.0 and a_cell - b_cell <= max_gap:
         carry = 1.0 - a_theta * shrink
-        other = _relative_y(b_cell, b_theta, a_cell, step, shrink)
+        other = math.exp(-step * (b_cell - a_cell)) * (1.0 - b_theta * shrink)
         pull = a_weight * (1.0 - carry) / (other - 1.0)
         if pull <= b_weight:
             out[a_cell] += a_weight + pull
             out[b_cell] += b_weight - pull
             return out
         target = b_cell + 1
-        carry = _relative_y(b_cell, b_theta, target, step, shrink)
-        other = _relative_y(a_cell, a_theta, target, step, shrink)
+        carry = math.exp(-step * (b_cell - target)) * (1.0 - b_theta * shrink)
+        other = math.exp(-step * (a_cell - target)) * (1.0 - a_theta * shrink)
         pull = b_weight * (carry - 1.0) / (1.0 - other)
         if b_theta > 0.0 and pull <= a_weight:
             out[target] += b_weight + pull
@@ -192,14 +216,14 @@ def contract_cells(cell_mass, cell_theta, step, max_gap):  # pragma: no cover - 
     return out
 
 
-@numba.njit(cache=True, error_model="numpy")
-def suffix_sums(masses, step, block):  # pragma: no cover - compiled
+def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray, np.ndarray]:
     """Suffix sums of the masses, plain and discounted by ``exp(-step)`` per grid point.
 
     Returns ``(mass_tail, weighted_tail)`` of length ``n + 1`` (index ``n`` holds
     zeros): ``mass_tail[i] = sum_{j >= i} m_j`` and ``weighted_tail[i] = sum_{j >= i}
-    m_j exp(-step (j - i))``. Blocks of ``block`` points are summed with exact-to-an-ulp
-    powers ``exp(-step k)``, ``k <= block``, and carried from block to block, so the
+    m_j exp(-step (j - i))``. Blocks of ``block`` points, aligned at the top end,
+    are summed (sequentially, from their top) with exact-to-an-ulp powers
+    ``exp(-step k)``, ``k <= block``, and carried from block to block, so the
     relative error of every term is at most ``block + 5`` units from its own block
     plus 4 units per block boundary crossed (docs/error-bounds.md §5); all terms
     are non-negative and nothing overflows.
@@ -207,36 +231,50 @@ def suffix_sums(masses, step, block):  # pragma: no cover - compiled
     size = masses.shape[0]
     mass_tail = np.zeros(size + 1)
     weighted_tail = np.zeros(size + 1)
-    down = np.empty(block + 1)
-    up = np.empty(block + 1)
-    for k in range(block + 1):
-        down[k] = math.exp(-step * k)
-        up[k] = math.exp(step * k)
-    carry_mass = 0.0
-    carry_weighted = 0.0
-    end = size
-    while end > 0:
-        start = max(0, end - block)
-        mass = 0.0
-        weighted = 0.0
-        for i in range(end - 1, start - 1, -1):
-            mass += masses[i]
-            weighted += masses[i] * down[i - start]
-            mass_tail[i] = mass
-            weighted_tail[i] = weighted
-        for i in range(start, end):
-            mass_tail[i] += carry_mass
-            weighted_tail[i] = weighted_tail[i] * up[i - start] + carry_weighted * down[end - i]
-        carry_mass = mass_tail[start]
-        carry_weighted = weighted_tail[start]
-        end = start
+    if size == 0:
+        return mass_tail, weighted_tail
+    powers = np.arange(block + 1) * step
+    down = np.exp(-powers)
+    up = np.exp(powers)
+    # Reversed, the blocks start at index 0 (the top block first) and each sums forwards.
+    count = -(-size // block)
+    padded = np.zeros(count * block)
+    padded[:size] = masses[::-1]
+    rows = padded.reshape(count, block)
+    local_mass = np.cumsum(rows, axis=1)
+    local_weighted = np.cumsum(rows * down[block - 1 :: -1], axis=1)
+    # Carried into block b: the sums of the full blocks above it, at their first
+    # (lowest-loss) points; carry_mass[b] = carry_mass[b - 1] + start (a cumsum).
+    carry_mass = np.zeros(count)
+    carry_mass[1:] = np.cumsum(local_mass[:-1, -1])
+    carry_weighted = [0.0] * count
+    decay = float(down[block])
+    for b, start in enumerate(local_weighted[:-1, -1].tolist(), start=1):
+        carry_weighted[b] = start + carry_weighted[b - 1] * decay
+    carried = np.array(carry_weighted)[:, np.newaxis]
+    mass_rows = local_mass + carry_mass[:, np.newaxis]
+    weighted_rows = local_weighted * up[block - 1 :: -1] + carried * down[1:]
+    # The partial bottom block counts its powers from its own first point.
+    width = size - (count - 1) * block
+    if width < block:
+        tail_weighted = np.cumsum(rows[-1, :width] * down[width - 1 :: -1])
+        weighted_rows[-1, :width] = (
+            tail_weighted * up[width - 1 :: -1] + carried[-1, 0] * down[1 : width + 1]
+        )
+    mass_tail[:size] = mass_rows.ravel()[:size][::-1]
+    weighted_tail[:size] = weighted_rows.ravel()[:size][::-1]
     return mass_tail, weighted_tail
 
 
-@numba.njit(cache=True, error_model="numpy")
 def hockey_stick_bound(
-    mass_tail, weighted_tail, index, factor, step, upper, terms
-):  # pragma: no cover - compiled
+    mass_tail: np.ndarray,
+    weighted_tail: np.ndarray,
+    index: np.ndarray,
+    factor: np.ndarray,
+    step: float,
+    upper: bool,
+    terms: tuple[float, ...],
+) -> np.ndarray:
     """The bound on delta at points given by segment ``index`` and ``factor``.
 
     ``index[k]`` is the first grid point above the (shifted) eps and ``factor[k] =
@@ -248,115 +286,87 @@ def hockey_stick_bound(
     """
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
-    unit = 2.0**-53
-    denominator = -math.expm1(-step)
-    out = np.empty(index.shape[0])
-    for k in range(index.shape[0]):
-        i = index[k]
-        x = factor[k]
-        tail = mass_tail[i]
-        finite = tail - x * weighted_tail[i]
-        if finite < 0.0:
-            finite = 0.0
-        count = float(size - i)
-        ones = -math.expm1(-step * (size - i)) / denominator
-        weight_sum = count - x * ones
-        if weight_sum < 0.0:
-            weight_sum = 0.0
-        weight_sum += 4.0 * unit * (count + ones)
-        slack = error_max * weight_sum
-        if slack > error_l1:
-            slack = error_l1
-        slack += summation * tail
-        if upper:
-            value = finite * (1.0 + mass_error) + infinity_mass + slack
-            out[k] = value * (1.0 + final * unit)
-        else:
-            value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
-            out[k] = value - final * unit * abs(value)
-    return out
+    remaining = size - index
+    tail = mass_tail[index]
+    finite = np.maximum(tail - factor * weighted_tail[index], 0.0)
+    count = remaining.astype(np.float64)
+    ones = -np.expm1(-step * remaining) / -math.expm1(-step)
+    weight_sum = np.maximum(count - factor * ones, 0.0) + 4.0 * _UNIT_ROUNDOFF * (count + ones)
+    slack = np.minimum(error_max * weight_sum, error_l1) + summation * tail
+    if upper:
+        value = finite * (1.0 + mass_error) + infinity_mass + slack
+        return value * (1.0 + final * _UNIT_ROUNDOFF)
+    value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
+    return value - final * _UNIT_ROUNDOFF * np.abs(value)
 
 
-@numba.njit(cache=True, error_model="numpy")
-def suffix_maximum(values):  # pragma: no cover - compiled
+def suffix_maximum(values: np.ndarray) -> np.ndarray:
     """``out[i] = max_{j >= i} values[j]``."""
-    out = np.empty(values.shape[0])
-    best = -np.inf
-    for i in range(values.shape[0] - 1, -1, -1):
-        if values[i] > best:
-            best = values[i]
-        out[i] = best
-    return out
+    return np.maximum.accumulate(values[::-1])[::-1].copy()
 
 
-@numba.njit(cache=True, error_model="numpy")
-def log_mgf(masses, offset, step, t):  # pragma: no cover - compiled
-    """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``, by Horner's rule.
+def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np.ndarray:
+    """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``, as a log-sum-exp.
 
-    With ``r = exp(|t| step) >= 1`` the sum is a polynomial in ``r``: evaluated
-    from the top atom down for ``t >= 0`` (``exp(t offset step) sum_j m_j r^j``)
-    and from the bottom atom up for ``t < 0`` (``exp(t (offset + n - 1) step)
-    sum_j m_j r^(n-1-j)``). Accumulators above ``2^900`` are rescaled by ``2^-900``
-    together with the masses still to come (which are then below 2^-900 of the
-    accumulator, so their underflow changes it by less than ``n 2^-900``
-    relatively); the check interval keeps every accumulator finite. All terms
-    are non-negative, so the relative error is at most ``(4 n + 4) u`` (two
-    roundings per step and the ulp of ``r`` raised to at most ``n``). ``t`` with
-    ``|t| step > 600`` (where ``r`` itself would overflow) take a log-sum-exp.
+    Over the positive masses only (a negative one could only lower the sum). Small
+    inputs take the log-sum-exp of ``log m_j + t_k (offset + j) step`` directly.
+    Larger ones split the atoms into rows of ``B`` with ``B |t_k| step <= 300``:
+    the row sums ``r_q = sum_s m_(qB+s) exp(t_k step s)`` are one matrix product
+    with ``B`` exponentials per ``t_k``, and the result is the log-sum-exp of
+    ``log r_q + t_k (offset + qB) step`` over the rows.
+
+    Rounding, as an absolute error of the result (log-sum-exp is 1-Lipschitz in
+    its exponents, whose magnitude is at most ``S = |t_k| step (|offset| + n)``
+    plus the log of a mass or row sum, ``<= 1100``): the powers ``exp(t_k step
+    s)`` err by ``603 u``; each row is divided by its largest mass (1 unit), so its
+    sum of ``B`` non-negative terms is at least ``exp(-300)`` and errs by ``B u``
+    relatively (terms that underflow lose less than ``B 2^-1074``, below a unit);
+    the logs of the row sums and scales by 2 units of 1100 each, the products ``t_k (...) step`` by
+    3.01 units of ``S``, the sums and the shift by 3 units of ``1100 + S``,
+    ``exp`` by 2 units, the sum of the ``Q <= n`` terms in ``[0, 1]`` by ``Q - 1``
+    units, the log of that sum by 2 units of ``log n`` and the final addition by
+    1 unit of the result; with ``B + Q <= n + 1`` this is at most
+    ``(n + 2 log n + 8500) u + 6.01 S u + u |result|`` (:func:`log_mgf_rounding`
+    without the last term), and the direct path's bound is smaller.
     """
-    size = masses.shape[0]
-    count = t.shape[0]
-    out = np.full(count, -np.inf)
-    big = 2.0**900
-    log_big = 900.0 * math.log(2.0)
-    for direction in (1, -1):
-        chosen = np.array(
-            [
-                k
-                for k in range(count)
-                if (t[k] >= 0.0) == (direction == 1) and abs(t[k]) * step <= 600.0
-            ],
-            dtype=np.int64,
-        )
-        width = chosen.shape[0]
-        if width == 0:
-            continue
-        ratio = np.empty(width)
-        largest = 0.0
-        for c in range(width):
-            rate = abs(t[chosen[c]]) * step
-            ratio[c] = math.exp(rate)
-            largest = max(largest, rate)
-        acc = np.zeros(width)
-        weight = np.ones(width)
-        scale = np.zeros(width)
-        interval = max(1, int(60.0 / largest)) if largest > 0.0 else size + 1
-        for i in range(size):
-            m = masses[size - 1 - i] if direction == 1 else masses[i]
-            for c in range(width):
-                acc[c] = acc[c] * ratio[c] + m * weight[c]
-            if i % interval == 0:
-                for c in range(width):
-                    if acc[c] > big:
-                        acc[c] /= big
-                        weight[c] /= big
-                        scale[c] += log_big
-        base = offset if direction == 1 else offset + size - 1
-        for c in range(width):
-            if acc[c] > 0.0:
-                k = chosen[c]
-                out[k] = math.log(acc[c]) + scale[c] + t[k] * base * step
-    for k in range(count):
-        if abs(t[k]) * step <= 600.0:
-            continue
-        peak = -np.inf
-        for j in range(size):
-            if masses[j] > 0.0:
-                peak = max(peak, math.log(masses[j]) + t[k] * (offset + j) * step)
-        if peak > -np.inf:
-            total = 0.0
-            for j in range(size):
-                if masses[j] > 0.0:
-                    total += math.exp(math.log(masses[j]) + t[k] * (offset + j) * step - peak)
-            out[k] = peak + math.log(total)
-    return out
+    out = np.full(t.shape[0], -np.inf)
+    positive = np.flatnonzero(masses > 0.0)
+    if positive.size == 0:
+        return out
+    rates = np.asarray(t, dtype=np.float64) * step
+    largest = float(np.max(np.abs(rates)))
+    low = int(positive[0])
+    size = int(positive[-1]) + 1 - low
+    width = size if largest == 0.0 else max(1, min(size, int(300.0 / largest)))
+    if width <= 16 or positive.size * t.shape[0] <= _MGF_DIRECT:
+        exponent = np.log(masses[positive]) + rates[:, np.newaxis] * (offset + positive)
+        return _log_sum_exp(exponent)
+    rows = -(-size // width)
+    padded = np.zeros(rows * width)
+    padded[:size] = np.maximum(masses[low : low + size], 0.0)
+    blocks = padded.reshape(rows, width)
+    # Each row is scaled by its largest mass, so a row sum is at least exp(-300).
+    scale = blocks.max(axis=1)
+    occupied = scale > 0.0
+    blocks, scale = blocks[occupied] / scale[occupied, np.newaxis], scale[occupied]
+    powers = np.exp(np.arange(width)[:, np.newaxis] * rates)
+    log_rows = (np.log(blocks @ powers) + np.log(scale)[:, np.newaxis]).T
+    starts = offset + low + width * np.flatnonzero(occupied)
+    return _log_sum_exp(log_rows + rates[:, np.newaxis] * starts)
+
+
+def _log_sum_exp(exponent: np.ndarray) -> np.ndarray:
+    """``log sum_j exp(exponent[k, j])`` per row (``-inf`` entries allowed)."""
+    peak = exponent.max(axis=1, keepdims=True)
+    finite = np.isfinite(peak)
+    shift = np.where(finite, peak, 0.0)
+    total = np.exp(exponent - shift).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        return np.where(finite[:, 0], shift[:, 0] + np.log(total), -np.inf)
+
+
+def log_mgf_rounding(size: int, span: np.ndarray) -> np.ndarray:
+    """Bound on the rounding error of :func:`log_mgf` over ``size`` atoms, without its
+    ``u |result|`` term, for exponent magnitudes ``span = |t| step (|offset| + size)``."""
+    fixed = size + 2.0 * math.log(max(size, 1)) + 8500.0
+    return (fixed + 6.01 * span) * _UNIT_ROUNDOFF

@@ -70,20 +70,24 @@ class Window:
 def _log_mgf_sum(grids: Sequence[_Grid], counts: Sequence[int], t: np.ndarray) -> np.ndarray:
     """``sum_i c_i log M_i(t)``, raised by its rounding bound so it stays an upper bound.
 
-    :func:`pld.engine._kernels.log_mgf` errs by at most ``(4n + 4) u`` relatively;
-    the exponents ``t (offset + j) step`` by 8 ulps of their largest magnitude;
-    the accumulation by 8 ulps of the result.
+    Each :func:`pld.engine._kernels.log_mgf` errs by at most
+    :func:`pld.engine._kernels.log_mgf_rounding` plus a unit of its value; the
+    accumulation by 8 ulps of the result.
     """
-    from pld.engine._kernels import log_mgf
+    from pld.engine._kernels import log_mgf, log_mgf_rounding
 
     total = np.zeros_like(t)
     margin = np.zeros_like(t)
     for grid, count in zip(grids, counts, strict=True):
         size = grid.masses.shape[0]
         masses = np.ascontiguousarray(grid.masses, dtype=np.float64)
-        total += count * log_mgf(masses, grid.offset, grid.step, t)
+        value = log_mgf(masses, grid.offset, grid.step, t)
+        total += count * value
         span = np.abs(t) * grid.step * (abs(grid.offset) + size)
-        margin += count * ((4 * size + 8) * _UNIT_ROUNDOFF + 8 * _UNIT_ROUNDOFF * span)
+        margin += count * (
+            log_mgf_rounding(size, span)
+            + _UNIT_ROUNDOFF * np.abs(np.where(np.isfinite(value), value, 0.0))
+        )
     return total + margin + 8 * _UNIT_ROUNDOFF * np.abs(total)
 
 
