@@ -51,8 +51,8 @@ from pathlib import Path
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
-from scipy.stats import binom
 
+from pld import _binomial as binom
 from pld import _validate
 from pld.construction import from_bounds, from_pmfs
 from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step

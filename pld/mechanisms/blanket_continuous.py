@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr, roots_legendre
-from scipy.stats import binom
 
+from pld import _binomial as binom
 from pld import _validate
 from pld.mechanisms._blanket_sum import contract_to_grid, positive_part_mean, spread_to_grid
 from pld.randomizers.base import Randomizer

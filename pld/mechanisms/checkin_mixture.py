@@ -101,9 +101,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
-from pld import _validate
+from pld import _binomial, _validate
 from pld.construction import from_bounds, from_pmfs
 from pld.engine import choose_loss_grid_step
 from pld.loss_distribution import PLD
@@ -155,14 +154,14 @@ class _Block:
 
 def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
     """Counts holding all but ``tail_mass`` per side of Bin(n, p) and of Bin(n + 1, p)."""
-    low = int(min(stats.binom.ppf(tail_mass, n, p), stats.binom.ppf(tail_mass, n + 1, p)))
+    low = int(min(_binomial.ppf(tail_mass, n, p), _binomial.ppf(tail_mass, n + 1, p)))
     # scipy's isf works through 1 - tail_mass and fails below ~1e-16: take the lower
     # quantile of the count of users who do not check in. The tail beyond is charged
     # by its exact sf, so any cut-off is valid.
     high = int(
         max(
-            n - stats.binom.ppf(tail_mass, n, 1 - p),
-            n + 1 - stats.binom.ppf(tail_mass, n + 1, 1 - p),
+            n - _binomial.ppf(tail_mass, n, 1 - p),
+            n + 1 - _binomial.ppf(tail_mass, n + 1, 1 - p),
         )
     )
     return max(low, 0), min(high, n)
@@ -174,8 +173,8 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
     if start > high:
         return []
     counts = np.arange(start, high + 1)
-    pmf = stats.binom.pmf(counts, n, p)
-    pmf_add = stats.binom.pmf(counts, n + 1, p)
+    pmf = _binomial.pmf(counts, n, p)
+    pmf_add = _binomial.pmf(counts, n + 1, p)
     # Relative heaviness of each count: 1 up to the mode, tiny in the upper tail. Counts
     # below the mode keep full weight: fewer reports amplify less, so however rare,
     # they carry the profile's tail (large eps, small delta).
@@ -222,11 +221,11 @@ def _charged_tails(n: int, p: float, low: int, high: int) -> tuple[float, float]
     for trials in (n, n + 1):
         total = 0.0
         if low >= 2:
-            cdf = float(stats.binom.cdf(low - 1, trials, p))
-            total += max(cdf - float(stats.binom.pmf(0, trials, p)), 0.0) + 4e-16 * cdf
+            cdf = float(_binomial.cdf(low - 1, trials, p))
+            total += max(cdf - float(_binomial.pmf(0, trials, p)), 0.0) + 4e-16 * cdf
         if high < n:
-            sf = float(stats.binom.sf(high, trials, p))
-            last = float(stats.binom.pmf(trials, trials, p)) if trials == n + 1 else 0.0
+            sf = float(_binomial.sf(high, trials, p))
+            last = float(_binomial.pmf(trials, trials, p)) if trials == n + 1 else 0.0
             total += max(sf - last, 0.0) + 4e-16 * sf
         charged.append(total)
     return charged[0], charged[1]
@@ -382,7 +381,7 @@ def _profiles(
     up_factor = np.longdouble(1 + BINOMIAL_RELATIVE_ERROR)
     low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
     if adjacency == "replace":
-        zero = np.longdouble(stats.binom.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
+        zero = np.longdouble(_binomial.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
         upper = (zero + np.longdouble(charged[0])) * up_factor
         lower = zero * low_factor
         for block in blocks:
@@ -390,10 +389,10 @@ def _profiles(
             upper = upper + weight * up_factor * _replace_terms(bases, block, n, grid, "upper")
             lower = lower + weight * low_factor * _replace_terms(bases, block, n, grid, "lower")
         return upper, lower
-    pi0 = np.longdouble(stats.binom.pmf(0, n, p))
-    pi0_add = np.longdouble(stats.binom.pmf(0, n + 1, p))
+    pi0 = np.longdouble(_binomial.pmf(0, n, p))
+    pi0_add = np.longdouble(_binomial.pmf(0, n + 1, p))
     # k = 0 exactly; k = n + 1 exists only under D' (r = 0, A = 1).
-    last = np.longdouble(stats.binom.pmf(n + 1, n + 1, p))
+    last = np.longdouble(_binomial.pmf(n + 1, n + 1, p))
     zero_f = np.maximum(pi0_add - alpha * pi0, 0) + last
     zero_r = np.maximum(pi0 - alpha * pi0_add, 0)
     forward = (zero_f + np.longdouble(charged[1])) * up_factor

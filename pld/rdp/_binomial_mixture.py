@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import binom
+
+from pld import _binomial as binom
 
 
 def _tail_blocks(first: int, last: int, resolution: int) -> list[tuple[int, int]]:

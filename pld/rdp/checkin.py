@@ -25,8 +25,8 @@ from typing import Literal
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import binom
 
+from pld import _binomial as binom
 from pld._validate import in_interval, integer_at_least, positive
 from pld.rdp._binomial_mixture import log_binomial_mixture
 from pld.rdp._orders import integer_orders

@@ -40,8 +40,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import binom
 
+from pld import _binomial as binom
 from pld._validate import in_interval, integer_at_least, non_negative
 from pld.rdp._binomial_mixture import log_binomial_mixture
 from pld.rdp._orders import integer_orders
