@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,9 @@ _UNIT_ROUNDOFF = 2.0**-53
 #: Grids of up to this many cells are contracted by the interpreted sweep (a few
 #: ms); larger ones by its numba-compiled copy.
 INTERPRETED_CELLS = 4096
+#: Suffix sums of grids larger than this run in a numba-compiled loop (about 4x
+#: faster than numpy there, and the compile is small next to the grid's work).
+COMPILED_SUFFIX_SUMS = 2**16
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
 
@@ -99,16 +103,17 @@ def contract_cells(
     mode = int(np.argmax(cell_mass))
     if n_cells <= INTERPRETED_CELLS:
         return _contract(cell_mass.tolist(), cell_theta.tolist(), mode, step, max_gap)
-    return _compiled_contract()(
+    return _compiled(_contract)(
         np.ascontiguousarray(cell_mass), np.ascontiguousarray(cell_theta), mode, step, max_gap
     )
 
 
 @functools.cache
-def _compiled_contract() -> Callable[..., np.ndarray]:
+def _compiled(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` compiled by numba (serial, cached on disk), on first use."""
     import numba
 
-    return numba.njit(cache=True, error_model="numpy")(_contract)
+    return numba.njit(cache=True, error_model="numpy")(function)
 
 
 def _contract(cell_mass, cell_theta, mode, step, max_gap):
@@ -228,6 +233,15 @@ def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray
     plus 4 units per block boundary crossed (docs/error-bounds.md §5); all terms
     are non-negative and nothing overflows.
     """
+    if masses.shape[0] > COMPILED_SUFFIX_SUMS:
+        return _compiled(_suffix_sums_loop)(np.ascontiguousarray(masses), step, block)
+    return _suffix_sums_numpy(masses, step, block)
+
+
+def _suffix_sums_numpy(
+    masses: np.ndarray, step: float, block: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`suffix_sums` vectorised (the same sums in the same order)."""
     size = masses.shape[0]
     mass_tail = np.zeros(size + 1)
     weighted_tail = np.zeros(size + 1)
@@ -263,6 +277,37 @@ def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray
         )
     mass_tail[:size] = mass_rows.ravel()[:size][::-1]
     weighted_tail[:size] = weighted_rows.ravel()[:size][::-1]
+    return mass_tail, weighted_tail
+
+
+def _suffix_sums_loop(masses, step, block):  # pragma: no cover - compiled
+    """:func:`suffix_sums` as one loop (compiled by numba, for large grids)."""
+    size = masses.shape[0]
+    mass_tail = np.zeros(size + 1)
+    weighted_tail = np.zeros(size + 1)
+    down = np.empty(block + 1)
+    up = np.empty(block + 1)
+    for k in range(block + 1):
+        down[k] = math.exp(-step * k)
+        up[k] = math.exp(step * k)
+    carry_mass = 0.0
+    carry_weighted = 0.0
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        mass = 0.0
+        weighted = 0.0
+        for i in range(end - 1, start - 1, -1):
+            mass += masses[i]
+            weighted += masses[i] * down[i - start]
+            mass_tail[i] = mass
+            weighted_tail[i] = weighted
+        for i in range(start, end):
+            mass_tail[i] += carry_mass
+            weighted_tail[i] = weighted_tail[i] * up[i - start] + carry_weighted * down[end - i]
+        carry_mass = mass_tail[start]
+        carry_weighted = weighted_tail[start]
+        end = start
     return mass_tail, weighted_tail
 
 
@@ -337,7 +382,10 @@ def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np
     largest = float(np.max(np.abs(rates)))
     low = int(positive[0])
     size = int(positive[-1]) + 1 - low
-    width = size if largest == 0.0 else max(1, min(size, int(300.0 / largest)))
+    # Rows of about sqrt(n) atoms: about 2 sqrt(n) exponentials per t.
+    width = min(size, math.isqrt(size - 1) + 1)
+    if largest > 0.0:
+        width = max(1, min(width, int(300.0 / largest)))
     if width <= 16 or positive.size * t.shape[0] <= _MGF_DIRECT:
         exponent = np.log(masses[positive]) + rates[:, np.newaxis] * (offset + positive)
         return _log_sum_exp(exponent)

@@ -1,0 +1,123 @@
+"""The engine's kernels: vectorised numpy paths against their loop definitions.
+
+Small grids run numpy (or the interpreted contraction sweep), large ones a
+numba-compiled loop; both paths must give the same numbers, and the numpy
+scatter must equal the per-atom loop that defines it. The blocked log-MGF is
+checked against mpmath within its stated margin.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from pld.engine import _kernels
+from pld.engine.tails import _exact_log_mgf_sum
+
+mpmath.mp.dps = 40
+
+
+def _masses(size: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    masses = rng.random(size) ** 6
+    masses[rng.random(size) < 0.2] = 0.0
+    masses[: size // 10] *= 1e-300  # a subnormal-ish tail
+    return masses / masses.sum()
+
+
+def _scatter_loop(loss, mass, snap, step, first_cell, n_cells):
+    """The definition, one atom at a time (as the kernel's docstring states it)."""
+    to_left, to_right = np.zeros(n_cells), np.zeros(n_cells)
+    denominator = -math.expm1(-step)
+    for x, p, s in zip(loss.tolist(), mass.tolist(), snap.tolist(), strict=True):
+        if p <= 0.0:
+            continue
+        nearest = round(x / step)
+        if abs(x - nearest * step) <= s:
+            k, r = nearest, 0.0
+        else:
+            k = math.floor(x / step)
+            r = x - k * step
+            if r < 0.0:
+                k -= 1
+                r = x - k * step
+            elif r >= step:
+                k += 1
+                r = x - k * step
+        cell = k - first_cell
+        if cell < 0:
+            to_left[0] += p
+            continue
+        if cell >= n_cells:
+            to_right[n_cells - 1] += p
+            continue
+        r = max(r, 0.0)
+        to_right[cell] += p * min(-math.expm1(-r) / denominator, 1.0)
+        to_left[cell] += p * (math.expm1(-r) - math.expm1(-step)) / denominator
+    return to_left, to_right
+
+
+@pytest.mark.parametrize("step", [1e-3, 0.7])
+def test_scatter_matches_its_loop(step):
+    rng = np.random.default_rng(4)
+    loss = rng.normal(0.0, 2.0, 3000)
+    loss[:40] = np.round(loss[:40] / step) * step * (1 + 1e-15)  # snapped atoms
+    loss[40:45] = 1e3  # beyond the cells: moved up to the top
+    mass = rng.random(3000)
+    mass[rng.random(3000) < 0.1] = 0.0
+    snap = 1e-12 * np.maximum(np.abs(loss), step)
+    first = math.floor(loss[45:].min() / step) - 1
+    n_cells = math.ceil(loss[45:].max() / step) - first + 2
+    ours = _kernels.scatter_cells(loss, mass, snap, step, first, n_cells)
+    loop = _scatter_loop(loss, mass, snap, step, first, n_cells)
+    for got, want in zip(ours, loop, strict=True):
+        # Same operations in the same order; numpy's and libm's expm1 may differ by an ulp.
+        np.testing.assert_allclose(got, want, rtol=4e-16 * 3000, atol=0.0)
+    assert ours[1][-1] >= mass[40:45].sum()
+
+
+def test_suffix_sums_numpy_and_compiled_agree():
+    masses = _masses(_kernels.COMPILED_SUFFIX_SUMS + 777, 5)
+    step, block = 2e-3, 1024
+    numpy_sums = _kernels._suffix_sums_numpy(masses, step, block)
+    compiled = _kernels._compiled(_kernels._suffix_sums_loop)(masses, step, block)
+    for got, want in zip(numpy_sums, compiled, strict=True):
+        # The same sums in the same order, with powers from numpy's or libm's exp.
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0.0)
+    assert _kernels.suffix_sums(masses, step, block)[0][0] == compiled[0][0]
+
+
+def test_contraction_interpreted_and_compiled_agree():
+    rng = np.random.default_rng(6)
+    cells = _kernels.INTERPRETED_CELLS
+    mass = rng.random(cells) ** 4
+    mass[rng.random(cells) < 0.3] = 0.0
+    theta = rng.random(cells)
+    mode = int(np.argmax(mass))
+    interpreted = _kernels._contract(mass.tolist(), theta.tolist(), mode, 1e-3, 8)
+    compiled = _kernels._compiled(_kernels._contract)(mass, theta, mode, 1e-3, 8)
+    np.testing.assert_allclose(interpreted, compiled, rtol=1e-15, atol=1e-300)
+    assert math.isclose(interpreted.sum(), mass.sum(), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_blocked_log_mgf_within_margin(sign):
+    """Enough atoms and t values for the row-blocked path, tails near underflow."""
+    masses = _masses(12_000, 7)
+    offset, step = -5000, 1e-3
+    t = sign * np.array([0.3, 4.0, 90.0, 900.0])
+    assert np.count_nonzero(masses) * t.size > _kernels._MGF_DIRECT
+    computed = _exact_log_mgf_sum([(offset, masses)], [2], step, t)
+    for value, rate in zip(computed, t, strict=True):
+        terms = [
+            mpmath.mpf(float(m)) * mpmath.exp(mpmath.mpf(float(rate)) * (offset + j) * step)
+            for j, m in enumerate(masses.tolist())
+            if m > 0
+        ]
+        exact = 2 * mpmath.log(mpmath.fsum(terms))
+        assert value >= exact
+        # The margin is ~1e-11 here; the value must not be looser than that.
+        assert value - exact <= 1e-10 * max(1.0, abs(float(exact)))
