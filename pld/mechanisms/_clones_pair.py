@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy import stats
 from scipy.special import gammaln
 
-from pld import _validate
+from pld import _binomial, _validate
 
 #: Largest n accepted by ``truncation="exact"``: (n+1)(n+2)/2 atoms, 4.5e6 at n = 3000.
 EXACT_MAX_N = 3000
@@ -156,7 +155,7 @@ def _lattice_mass_error(pair: _ClonesPair) -> float:
 
 def _quantile_low(mass: float, trials: np.ndarray | int, prob: float) -> np.ndarray:
     """Smallest k with P(X <= k) >= mass for X ~ Bin(trials, prob), so P(X < k) < mass."""
-    return np.asarray(stats.binom.ppf(mass, trials, prob), dtype=np.int64)
+    return np.asarray(_binomial.ppf(mass, trials, prob), dtype=np.int64)
 
 
 def _clone_quantiles(pair: _ClonesPair, mass: float) -> tuple[int, int]:
@@ -249,7 +248,7 @@ def _clone_pmf(pair: _ClonesPair, counts: np.ndarray) -> np.ndarray:
     """P(C = counts) for C ~ Bin(n - 1, 2p) (0 outside [0, n - 1])."""
     if pair.n == 1:
         return (np.asarray(counts) == 0).astype(np.float64)
-    return stats.binom.pmf(counts, pair.n - 1, pair.rho)
+    return _binomial.pmf(counts, pair.n - 1, pair.rho)
 
 
 def _half_cdf(k: np.ndarray, trials: np.ndarray) -> np.ndarray:
@@ -258,7 +257,7 @@ def _half_cdf(k: np.ndarray, trials: np.ndarray) -> np.ndarray:
     trials = np.broadcast_to(trials, k.shape)
     result = np.where(k >= trials, 1.0, 0.0)
     inside = (k >= 0) & (k < trials)
-    result[inside] = stats.binom.cdf(k[inside], trials[inside], 0.5)
+    result[inside] = _binomial.cdf(k[inside], trials[inside], 0.5)
     return result
 
 
@@ -289,7 +288,7 @@ def _clone_cdf(pair: _ClonesPair, k: int) -> float:
         return 0.0
     if k >= pair.n - 1:
         return 1.0
-    return float(stats.binom.cdf(k, pair.n - 1, pair.rho))
+    return float(_binomial.cdf(k, pair.n - 1, pair.rho))
 
 
 def _clone_sf(pair: _ClonesPair, k: int) -> float:
@@ -298,7 +297,7 @@ def _clone_sf(pair: _ClonesPair, k: int) -> float:
         return 0.0
     if k < 0:
         return 1.0
-    return float(stats.binom.sf(k, pair.n - 1, pair.rho))
+    return float(_binomial.sf(k, pair.n - 1, pair.rho))
 
 
 # -- the privacy loss within a row -------------------------------------------------

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.stats import binom
 
+from pld import _binomial as binom
 from pld.construction import from_pmfs
 from pld.engine import DEFAULT_LOSS_GRID_STEP, check_grid_points, choose_loss_grid_step
 from pld.engine.discretise import SNAP_RELATIVE

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.stats import binom
+
+from pld import _binomial as binom
 
 _UNIT_ROUNDOFF = 2.0**-53
 

@@ -75,8 +75,8 @@ import math
 import numba
 import numpy as np
 from scipy.special import gammaln, xlogy
-from scipy.stats import binom
 
+from pld import _binomial as binom
 from pld import _validate
 from pld.construction import from_bounds, from_pmfs
 from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS
