@@ -46,7 +46,6 @@ import math
 
 import numba
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import gammaln, logsumexp
 
 from pld.engine import fft
@@ -215,6 +214,8 @@ def _saddle(values: np.ndarray, mass: np.ndarray) -> float:
     high = 1.0 / max(top, 1e-300)
     while slope(high) <= 0.0:
         high *= 2.0
+    from scipy.optimize import brentq  # scipy.optimize takes 0.15 s to import
+
     return float(brentq(slope, 0.0, high, xtol=1e-14 * high, rtol=1e-12))
 
 

@@ -80,7 +80,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from pld import _binomial, _validate
 from pld.construction import from_pmfs
@@ -401,6 +400,8 @@ def clones_epsilon_bounds(
         return float(_hockey_stick(pair, np.array([eps]))[side][0]) - delta
 
     def smallest(side: int) -> float:
+        from scipy.optimize import brentq  # scipy.optimize takes 0.15 s to import
+
         if excess(0.0, side) <= 0.0:
             return 0.0
         if excess(pair.eps0, side) > 0.0:
