@@ -14,7 +14,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from pld.engine import _kernels
+from pld.engine import _kernels, fft
 from pld.engine.tails import _exact_log_mgf_sum
 
 mpmath.mp.dps = 40
@@ -121,3 +121,22 @@ def test_blocked_log_mgf_within_margin(sign):
         assert value >= exact
         # The margin is ~1e-11 here; the value must not be looser than that.
         assert value - exact <= 1e-10 * max(1.0, abs(float(exact)))
+
+
+def _smooth(n: int) -> bool:
+    for p in (2, 3, 5):
+        while n % p == 0:
+            n //= p
+    return n == 1
+
+
+def test_fast_length_is_the_smallest_even_smooth_length():
+    """Brute force below 3000, smoothness and evenness up to composition sizes."""
+    for minimum in range(1, 3000):
+        expected = max(minimum, 2)
+        while expected % 2 or not _smooth(expected):
+            expected += 1
+        assert fft.fast_length(minimum) == expected
+    for minimum in (84_375, 168_751, 2**20 + 1, 10**7 + 3):
+        length = fft.fast_length(minimum)
+        assert length >= minimum and length % 2 == 0 and _smooth(length)
