@@ -80,7 +80,7 @@ def test_scatter_matches_its_loop(step):
 
 
 def test_suffix_sums_numpy_and_compiled_agree():
-    masses = _masses(_kernels.COMPILED_SUFFIX_SUMS + 777, 5)
+    masses = _masses(_kernels.COMPILED_SIZE + 777, 5)
     step, block = 2e-3, 1024
     numpy_sums = _kernels._suffix_sums_numpy(masses, step, block)
     compiled = _kernels._compiled(_kernels._suffix_sums_loop)(masses, step, block)
@@ -140,3 +140,34 @@ def test_fast_length_is_the_smallest_even_smooth_length():
     for minimum in (84_375, 168_751, 2**20 + 1, 10**7 + 3):
         length = fft.fast_length(minimum)
         assert length >= minimum and length % 2 == 0 and _smooth(length)
+
+
+def test_hockey_stick_numpy_and_compiled_agree():
+    masses = _masses(5000, 8)
+    step = 1e-3
+    mass_tail, weighted_tail = _kernels.suffix_sums(masses, step, 1024)
+    rng = np.random.default_rng(9)
+    index = rng.integers(0, masses.size + 1, 400)
+    factor = np.exp(-step * rng.random(400))
+    terms = (1e-12, 1e-9, 1e-13, 1e-16, 1e-12, 1e-13, 8.0)
+    compiled = _kernels._compiled(_kernels._hockey_stick_loop)
+    for upper in (True, False):
+        ours = _kernels.hockey_stick_bound(
+            mass_tail, weighted_tail, index, factor, step, upper, terms
+        )
+        loop = compiled(mass_tail, weighted_tail, index, factor, step, upper, terms)
+        # Elementwise the same operations; expm1 from numpy or libm may differ by an ulp.
+        np.testing.assert_allclose(ours, loop, rtol=1e-15, atol=1e-300)
+
+
+@pytest.mark.parametrize("rate", [-900.0, -3.0, 0.0, 0.4, 70.0])
+def test_log_mgf_paths_agree_within_margin(rate):
+    """The log-sum-exp and the compiled Horner loop, both within the shared margin."""
+    masses = _masses(20_000, 10)
+    offset, step = -7000, 1e-3
+    t = np.array([rate])
+    lse = _kernels.log_mgf(masses, offset, step, t)[0]
+    horner = _kernels._compiled(_kernels._log_mgf_horner)(masses, float(offset), step, t)[0]
+    span = abs(rate) * step * (abs(offset) + masses.size)
+    margin = float(_kernels.log_mgf_rounding(masses.size, np.array([span]))[0])
+    assert abs(lse - horner) <= 2 * margin + 4 * _kernels._UNIT_ROUNDOFF * abs(lse)

@@ -2,12 +2,15 @@
 
 Everything on the path of a typical command is vectorised numpy, so that a
 fresh process compiles nothing (numba's first compile of these loops cost
-about 5 s): the scatter of atoms onto grid cells, the blocked suffix sums, the
-bound on a segment, the suffix maximum and the exact log-MGF. The one sequential
-loop, the contraction sweep of the lower bound, is plain Python source that runs
-interpreted on small grids and, on larger ones, compiled by numba (serial,
-``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
-``shared/notes/measurements.md``), where the compile pays for itself.
+about 5 s, and loading them from its cache some 0.1 s): the scatter of atoms
+onto grid cells, the blocked suffix sums, the bound on a segment, the suffix
+maximum and the log-MGF. Inputs above ``COMPILED_SIZE`` points (or
+``COMPILED_MGF_TERMS`` terms) run the same sums as single loops compiled by
+numba (serial, ``cache=True``: ``parallel=True`` next to threaded FFTs slows
+the FFTs down, see ``shared/notes/measurements.md``), 3-4x faster there. The
+one sequential kernel, the contraction sweep of the lower bound, is plain Python
+source that runs interpreted on small grids and compiled on larger ones.
+``tests/test_engine_kernels.py`` checks that both paths agree.
 
 Notation: the loss grid is ``g_k = k * h``; cell ``k`` is ``[g_k, g_{k+1})``. For
 an atom of P-mass ``p`` at loss ``l = g_k + r`` with ``0 <= r < h``, its position
@@ -30,9 +33,12 @@ _UNIT_ROUNDOFF = 2.0**-53
 #: Grids of up to this many cells are contracted by the interpreted sweep (a few
 #: ms); larger ones by its numba-compiled copy.
 INTERPRETED_CELLS = 4096
-#: Suffix sums of grids larger than this run in a numba-compiled loop (about 4x
-#: faster than numpy there, and the compile is small next to the grid's work).
-COMPILED_SUFFIX_SUMS = 2**16
+#: Suffix sums and bounds of more points than this run in numba-compiled loops
+#: (3-4x faster than numpy there, where the one-off compile is small next to the
+#: work of the grids that need them), and so does the log-MGF of more (atom, t)
+#: terms than COMPILED_MGF_TERMS: a typical command compiles nothing.
+COMPILED_SIZE = 2**16
+COMPILED_MGF_TERMS = 2**17
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
 
@@ -233,7 +239,7 @@ def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray
     plus 4 units per block boundary crossed (docs/error-bounds.md §5); all terms
     are non-negative and nothing overflows.
     """
-    if masses.shape[0] > COMPILED_SUFFIX_SUMS:
+    if masses.shape[0] > COMPILED_SIZE:
         return _compiled(_suffix_sums_loop)(np.ascontiguousarray(masses), step, block)
     return _suffix_sums_numpy(masses, step, block)
 
@@ -311,6 +317,41 @@ def _suffix_sums_loop(masses, step, block):  # pragma: no cover - compiled
     return mass_tail, weighted_tail
 
 
+def _hockey_stick_loop(
+    mass_tail, weighted_tail, index, factor, step, upper, terms
+):  # pragma: no cover - compiled
+    """:func:`hockey_stick_bound` as one loop (compiled by numba, for many points)."""
+    mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
+    size = mass_tail.shape[0] - 1
+    unit = 2.0**-53
+    denominator = -math.expm1(-step)
+    out = np.empty(index.shape[0])
+    for k in range(index.shape[0]):
+        i = index[k]
+        x = factor[k]
+        tail = mass_tail[i]
+        finite = tail - x * weighted_tail[i]
+        if finite < 0.0:
+            finite = 0.0
+        count = float(size - i)
+        ones = -math.expm1(-step * (size - i)) / denominator
+        weight_sum = count - x * ones
+        if weight_sum < 0.0:
+            weight_sum = 0.0
+        weight_sum += 4.0 * unit * (count + ones)
+        slack = error_max * weight_sum
+        if slack > error_l1:
+            slack = error_l1
+        slack += summation * tail
+        if upper:
+            value = finite * (1.0 + mass_error) + infinity_mass + slack
+            out[k] = value * (1.0 + final * unit)
+        else:
+            value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
+            out[k] = value - final * unit * abs(value)
+    return out
+
+
 def hockey_stick_bound(
     mass_tail: np.ndarray,
     weighted_tail: np.ndarray,
@@ -329,6 +370,16 @@ def hockey_stick_bound(
     ``terms`` holds ``(mass_error, infinity_mass, junk_mass, error_max, error_l1,
     summation_error, final_rounding)`` (see :class:`pld.engine.loss_pmf.LossPmf`).
     """
+    if index.shape[0] > COMPILED_SIZE:
+        return _compiled(_hockey_stick_loop)(
+            mass_tail,
+            weighted_tail,
+            np.ascontiguousarray(index, dtype=np.int64),
+            np.ascontiguousarray(factor, dtype=np.float64),
+            step,
+            upper,
+            terms,
+        )
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
     remaining = size - index
@@ -374,6 +425,13 @@ def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np
     ``(n + 2 log n + 8500) u + 6.01 S u + u |result|`` (:func:`log_mgf_rounding`
     without the last term), and the direct path's bound is smaller.
     """
+    if np.count_nonzero(masses > 0.0) * t.shape[0] > COMPILED_MGF_TERMS:
+        return _compiled(_log_mgf_horner)(
+            np.ascontiguousarray(masses, dtype=np.float64),
+            float(offset),
+            step,
+            np.ascontiguousarray(t, dtype=np.float64),
+        )
     out = np.full(t.shape[0], -np.inf)
     positive = np.flatnonzero(masses > 0.0)
     if positive.size == 0:
@@ -415,6 +473,80 @@ def _log_sum_exp(exponent: np.ndarray) -> np.ndarray:
 
 def log_mgf_rounding(size: int, span: np.ndarray) -> np.ndarray:
     """Bound on the rounding error of :func:`log_mgf` over ``size`` atoms, without its
-    ``u |result|`` term, for exponent magnitudes ``span = |t| step (|offset| + size)``."""
-    fixed = size + 2.0 * math.log(max(size, 1)) + 8500.0
-    return (fixed + 6.01 * span) * _UNIT_ROUNDOFF
+    ``u |result|`` term, for exponent magnitudes ``span = |t| step (|offset| + size)``:
+    the larger of the log-sum-exp's and Horner's (:func:`_log_mgf_horner`) bounds."""
+    fixed = max(size + 2.0 * math.log(max(size, 1)) + 8500.0, 4.0 * size + 8.0)
+    return (fixed + 8.0 * span) * _UNIT_ROUNDOFF
+
+
+def _log_mgf_horner(masses, offset, step, t):  # pragma: no cover - compiled
+    """:func:`log_mgf` by Horner's rule (compiled by numba, for large inputs).
+
+    With ``r = exp(|t| step) >= 1`` the sum is a polynomial in ``r``: evaluated
+    from the top atom down for ``t >= 0`` (``exp(t offset step) sum_j m_j r^j``)
+    and from the bottom atom up for ``t < 0`` (``exp(t (offset + n - 1) step)
+    sum_j m_j r^(n-1-j)``). Accumulators above ``2^900`` are rescaled by ``2^-900``
+    together with the masses still to come (which are then below 2^-900 of the
+    accumulator, so their underflow changes it by less than ``n 2^-900``
+    relatively); the check interval keeps every accumulator finite. All terms
+    are non-negative, so the relative error is at most ``(4 n + 4) u`` (two
+    roundings per step and the ulp of ``r`` raised to at most ``n``), and the
+    exponent ``t base step`` adds 8 units of ``S``. ``t`` with ``|t| step > 600``
+    (where ``r`` itself would overflow) take a log-sum-exp.
+    """
+    size = masses.shape[0]
+    count = t.shape[0]
+    out = np.full(count, -np.inf)
+    big = 2.0**900
+    log_big = 900.0 * math.log(2.0)
+    for direction in (1, -1):
+        chosen = np.array(
+            [
+                k
+                for k in range(count)
+                if (t[k] >= 0.0) == (direction == 1) and abs(t[k]) * step <= 600.0
+            ],
+            dtype=np.int64,
+        )
+        width = chosen.shape[0]
+        if width == 0:
+            continue
+        ratio = np.empty(width)
+        largest = 0.0
+        for c in range(width):
+            rate = abs(t[chosen[c]]) * step
+            ratio[c] = math.exp(rate)
+            largest = max(largest, rate)
+        acc = np.zeros(width)
+        weight = np.ones(width)
+        scale = np.zeros(width)
+        interval = max(1, int(60.0 / largest)) if largest > 0.0 else size + 1
+        for i in range(size):
+            m = masses[size - 1 - i] if direction == 1 else masses[i]
+            for c in range(width):
+                acc[c] = acc[c] * ratio[c] + m * weight[c]
+            if i % interval == 0:
+                for c in range(width):
+                    if acc[c] > big:
+                        acc[c] /= big
+                        weight[c] /= big
+                        scale[c] += log_big
+        base = offset if direction == 1 else offset + size - 1
+        for c in range(width):
+            if acc[c] > 0.0:
+                k = chosen[c]
+                out[k] = math.log(acc[c]) + scale[c] + t[k] * base * step
+    for k in range(count):
+        if abs(t[k]) * step <= 600.0:
+            continue
+        peak = -np.inf
+        for j in range(size):
+            if masses[j] > 0.0:
+                peak = max(peak, math.log(masses[j]) + t[k] * (offset + j) * step)
+        if peak > -np.inf:
+            total = 0.0
+            for j in range(size):
+                if masses[j] > 0.0:
+                    total += math.exp(math.log(masses[j]) + t[k] * (offset + j) * step - peak)
+            out[k] = peak + math.log(total)
+    return out
