@@ -37,7 +37,7 @@ INTERPRETED_CELLS = 4096
 #: (3-4x faster than numpy there, where the one-off compile is small next to the
 #: work of the grids that need them), and so does the log-MGF of more (atom, t)
 #: terms than COMPILED_MGF_TERMS: a typical command compiles nothing.
-COMPILED_SIZE = 2**16
+COMPILED_SIZE = 2**15
 COMPILED_MGF_TERMS = 2**17
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
