@@ -131,7 +131,7 @@ def _fold(pmf: LossPmf, length: int) -> np.ndarray:
 
 
 def _unfold(circular: np.ndarray, low: int, width: int) -> np.ndarray:
-    """Entries ``(low + j) mod N`` for ``j < width``, clipped at zero.
+    """Entries ``(low + j) mod N`` for ``j < width``, clipped at zero (in place).
 
     Negative outputs are round-off: the true values are non-negative, so
     clipping only moves a value towards the truth.
@@ -139,9 +139,11 @@ def _unfold(circular: np.ndarray, low: int, width: int) -> np.ndarray:
     length = circular.shape[0]
     start = low % length
     if start + width <= length:
-        return np.maximum(circular[start : start + width], 0.0)
-    head = circular[start:]
-    return np.maximum(np.concatenate((head, circular[: width - head.shape[0]])), 0.0)
+        window = circular[start : start + width]  # a view: ``circular`` is the caller's own
+    else:
+        head = circular[start:]
+        window = np.concatenate((head, circular[: width - head.shape[0]]))
+    return np.maximum(window, 0.0, out=window)
 
 
 @functools.lru_cache(maxsize=2)
