@@ -1,16 +1,16 @@
 """Kernels of the discretisation, the queries and the window search.
 
-Everything on the path of a typical command is vectorised numpy, so that a
-fresh process compiles nothing (numba's first compile of these loops cost
-about 5 s, and loading them from its cache some 0.1 s): the scatter of atoms
-onto grid cells, the blocked suffix sums, the bound on a segment, the suffix
-maximum and the log-MGF. Inputs above ``COMPILED_SIZE`` points (or
-``COMPILED_MGF_TERMS`` terms) run the same sums as single loops compiled by
-numba (serial, ``cache=True``: ``parallel=True`` next to threaded FFTs slows
-the FFTs down, see ``shared/notes/measurements.md``), 3-4x faster there. The
-one sequential kernel, the contraction sweep of the lower bound, is plain Python
-source that runs interpreted on small grids and compiled on larger ones.
-``tests/test_engine_kernels.py`` checks that both paths agree.
+The scatter of atoms onto grid cells, the suffix maximum and the log-MGF of a
+typical factor are vectorised numpy, and so are the blocked suffix sums and the
+bound on a segment of small grids: numba's first compile of the loops they
+replace cost about 5 s in a fresh process. Suffix sums and bounds of more than
+``COMPILED_SIZE`` points, and log-MGFs of more than ``COMPILED_MGF_TERMS``
+(atom, t) terms, run the same sums as single loops compiled by numba (serial,
+``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
+``shared/notes/measurements.md``): numpy's many passes cost 4-7x more there,
+in every query. The one sequential kernel, the contraction sweep of the lower
+bound, is plain Python source that runs interpreted on small grids and compiled
+on larger ones. ``tests/test_engine_kernels.py`` checks that the paths agree.
 
 Notation: the loss grid is ``g_k = k * h``; cell ``k`` is ``[g_k, g_{k+1})``. For
 an atom of P-mass ``p`` at loss ``l = g_k + r`` with ``0 <= r < h``, its position
@@ -33,11 +33,9 @@ _UNIT_ROUNDOFF = 2.0**-53
 #: Grids of up to this many cells are contracted by the interpreted sweep (a few
 #: ms); larger ones by its numba-compiled copy.
 INTERPRETED_CELLS = 4096
-#: Suffix sums and bounds of more points than this run in numba-compiled loops
-#: (3-4x faster than numpy there, where the one-off compile is small next to the
-#: work of the grids that need them), and so does the log-MGF of more (atom, t)
-#: terms than COMPILED_MGF_TERMS: a typical command compiles nothing.
-COMPILED_SIZE = 2**15
+#: Suffix sums and bounds of more points than this run in numba-compiled loops,
+#: and so does the log-MGF of more (atom, t) terms than COMPILED_MGF_TERMS.
+COMPILED_SIZE = 2**12
 COMPILED_MGF_TERMS = 2**17
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
