@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 
 _UNIT_ROUNDOFF = 2.0**-53
-#: Grids of up to this many cells are contracted by the interpreted sweep (a few
-#: ms); larger ones by its numba-compiled copy.
-INTERPRETED_CELLS = 4096
+#: Grids of up to this many cells are contracted by the interpreted sweep (under a
+#: millisecond); larger ones by its numba-compiled copy.
+INTERPRETED_CELLS = 512
 #: Suffix sums and bounds of more points than this run in numba-compiled loops,
 #: and so does the log-MGF of more (atom, t) terms than COMPILED_MGF_TERMS.
-COMPILED_SIZE = 2**12
+COMPILED_SIZE = 2**15
 COMPILED_MGF_TERMS = 2**17
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
