@@ -35,8 +35,8 @@ _UNIT_ROUNDOFF = 2.0**-53
 INTERPRETED_CELLS = 512
 #: Suffix sums and bounds of more points than this run in numba-compiled loops,
 #: and so does the log-MGF of more (atom, t) terms than COMPILED_MGF_TERMS.
-COMPILED_SIZE = 2**15
-COMPILED_MGF_TERMS = 2**17
+COMPILED_SIZE = 2**12
+COMPILED_MGF_TERMS = 2**14
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
 
@@ -430,6 +430,11 @@ def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np
             step,
             np.ascontiguousarray(t, dtype=np.float64),
         )
+    return _log_mgf_numpy(masses, offset, step, t)
+
+
+def _log_mgf_numpy(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np.ndarray:
+    """:func:`log_mgf` by a log-sum-exp (direct, or over rows of about sqrt(n) atoms)."""
     out = np.full(t.shape[0], -np.inf)
     positive = np.flatnonzero(masses > 0.0)
     if positive.size == 0:
