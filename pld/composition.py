@@ -4,7 +4,9 @@
 calls :func:`common_grid` to place the operands on nested grids and
 :func:`compose_directions` to convolve them with the engine
 (:func:`pld.engine.compose.compose`, seed 004 Thm 4), then wraps the result in a
-PLD with its recipe. These functions only read the operands' public contract
+PLD with its recipe and its one-round factors (:func:`one_round_factors`), from
+which queries recompute it exponentially tilted (:func:`tilted_directions`,
+:mod:`pld.engine.tilted`). These functions only read the operands' public contract
 (``loss_grid_step``, ``refinable``, ``rebuilt``) and their per-direction
 :class:`~pld.engine.loss_pmf.LossPmf` pairs, so this module imports no PLD.
 """
@@ -85,3 +87,80 @@ def compose_directions(
         lower = compose_pmfs([(d.lower.refined(f), c) for d, f, c in chosen], tail_mass)
         result.append((upper, lower))
     return result
+
+
+def one_round_factors(
+    operands: Sequence[tuple[Sequence[Any], int, int, bool, Any]], n_directions: int
+) -> tuple[tuple[list, list], ...] | None:
+    """Per direction, the one-round (upper, lower) pmfs and counts behind a composition.
+
+    Parameters
+    ----------
+    operands : sequence of (directions, factor, count, composed, tilt_factors)
+        Per distinct operand: as for :func:`compose_directions`, whether it is a
+        composition, and its own one-round factors (None if unknown). Nested
+        compositions are flattened (counts multiplied).
+    n_directions : int
+        1 when every operand is symmetric, else 2.
+
+    Returns
+    -------
+    tuple or None
+        None when some operand's factors are unknown (a loaded composition) or
+        carry absolute error terms (:func:`pld.engine.tilted.tiltable`).
+    """
+    from pld.engine.tilted import tiltable
+
+    result = []
+    for index in range(n_directions):
+        uppers, lowers = [], []
+        for directions, f, count, composed, inner in operands:
+            if inner is not None:
+                inner_uppers, inner_lowers = inner[min(index, len(inner) - 1)]
+                uppers += [(q.refined(f), k * count) for q, k in inner_uppers]
+                lowers += [(q.refined(f), k * count) for q, k in inner_lowers]
+                continue
+            d = directions[min(index, len(directions) - 1)]
+            if composed or not (tiltable(d.upper) and tiltable(d.lower)):
+                return None
+            uppers.append((d.upper.refined(f), count))
+            lowers.append((d.lower.refined(f), count))
+        result.append((uppers, lowers))
+    return tuple(result)
+
+
+def tilted_directions(
+    directions: Sequence[Any],
+    factors: Sequence[tuple[list, list]],
+    target: float,
+    cut: float,
+    budget: float,
+    tail_mass: float,
+) -> list[tuple[LossPmf, LossPmf]] | None:
+    """Each direction recomputed from its one-round factors, exponentially tilted.
+
+    The tilt puts the composed mean at ``target`` (nats); the result is tight
+    for eps >= ``cut`` and valid at every eps (:mod:`pld.engine.tilted`). The
+    factors' highest atoms, of composed P-mass at most ``budget``, first go to
+    +inf (upper) or are dropped (lower). A direction whose mean is above
+    ``target`` keeps its (upper, lower) pmfs. None when no direction can be
+    tilted or the grid budget refuses it.
+    """
+    from pld.engine.tilted import clip_tails, tilt_exponent, tilted_compose
+
+    result, tilted = [], False
+    for direction, pair in zip(directions, factors, strict=True):
+        uppers, lowers = (clip_tails(f, budget) if budget > 0 else f for f in pair)
+        lam = tilt_exponent(uppers, target)
+        if lam is None:
+            result.append((direction.upper, direction.lower))
+            continue
+        start = cut - direction.upper.loss_error - 2 * direction.upper.step
+        try:
+            upper = tilted_compose(uppers, lam, start, tail_mass)
+            lower = tilted_compose(lowers, lam, start, tail_mass)
+        except (ValueError, MemoryError):
+            return None
+        result.append((upper, lower))
+        tilted = True
+    return result if tilted else None

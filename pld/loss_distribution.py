@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pld import _validate, queries, storage
-from pld.composition import common_grid, compose_directions
+from pld.composition import common_grid, compose_directions, one_round_factors, tilted_directions
 from pld.engine import (
     DEFAULT_TAIL_MASS,
     check_grid_points,
@@ -195,6 +195,7 @@ class PLD:
         fields.update(changes)
         copy = PLD(self._directions, **fields)
         copy._tail_moments = self._tail_moments
+        copy._tilt_factors = self._tilt_factors
         return copy
 
     def _without_error_terms(self, *, keep_tails: bool) -> PLD:
@@ -217,6 +218,24 @@ class PLD:
                 upper = dataclasses.replace(upper, infinity_mass=d.lower.infinity_mass)
             directions.append(_Direction(upper, lower))
         return PLD(directions, symmetric=self._symmetric)
+
+    #: Per direction, the one-round (upper, lower) factor pmfs and counts of a
+    #: composition, for tilted queries (:meth:`_tilted`); None when unknown.
+    _tilt_factors: tuple[tuple[list, list], ...] | None = None
+
+    def _tilted(self, target: float, cut: float, budget: float = 0.0) -> PLD | None:
+        """This composition recomputed exponentially tilted towards the loss ``target``
+        (nats), tight from ``cut`` on, valid at every eps, with far tails of composed
+        mass at most ``budget`` moved to +inf (:func:`pld.composition.tilted_directions`);
+        None when it has no one-round factors or no direction can be tilted."""
+        if self._tilt_factors is None:
+            return None
+        directions = tilted_directions(
+            self._directions, self._tilt_factors, target, cut, budget, DEFAULT_TAIL_MASS
+        )
+        if directions is None:
+            return None
+        return PLD([_Direction(u, lo) for u, lo in directions], symmetric=self._symmetric)
 
     def _finest(self) -> PLD:
         """The most refined rebuild a query has made of this PLD (itself if none)."""
@@ -570,12 +589,18 @@ def compose(
     groups = list(counts.values())
     symmetric = all(p.symmetric for p, _ in groups)
     n_directions = 1 if symmetric else 2
+    operand_directions = [(p._directions, factors[id(p)], c) for p, c in groups]
     directions = [
         _Direction(upper, lower)
-        for upper, lower in compose_directions(
-            [(p._directions, factors[id(p)], c) for p, c in groups], n_directions, tail_mass
-        )
+        for upper, lower in compose_directions(operand_directions, n_directions, tail_mass)
     ]
+    tilt_factors = one_round_factors(
+        [
+            (p._directions, f, c, p.composed, p._tilt_factors)
+            for (_, f, c), (p, _) in zip(operand_directions, groups, strict=True)
+        ],
+        n_directions,
+    )
     finest = min(p.loss_grid_step for p in plds)
     unique = {id(p): p for p in operands}
 
@@ -592,7 +617,7 @@ def compose(
             rel_accuracy=target,
         )
 
-    return PLD(
+    result = PLD(
         directions,
         symmetric=symmetric,
         composed=True,
@@ -601,3 +626,5 @@ def compose(
         rel_accuracy=target,
         tail_budget=max(tail_mass, *(p.tail_budget for p in operands)),
     )
+    result._tilt_factors = tilt_factors
+    return result

@@ -5,8 +5,9 @@ functions: they read the PLD's bracket on its current grid (the maximum over its
 directions of the upper and of the lower hockey-stick divergences, seed 004
 Definition 1 and eq 2.1) and hand it to :func:`pld.refinement.refine`, which
 rebuilds the PLD on finer grids until the relative width ``(upper - lower) / upper``
-is at most the target. They take any object with the PLD's query interface, so
-this module imports no PLD.
+is at most the target, and tells it where to tilt a composition when round-off
+dominates (the eps asked, or the crossing of the delta asked). They take any
+object with the PLD's query interface, so this module imports no PLD.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from pld.refinement import DELTA_ACCURACY_FLOOR, refine, relative_width
 
 if TYPE_CHECKING:
     from pld.loss_distribution import PLD
+
+#: Most tilted compositions one delta query computes (for its widest eps).
+_MAX_TILTS = 4
 
 
 def delta_bounds(
@@ -44,8 +48,18 @@ def delta_bounds(
         wide = widths(lower, upper) > target
         return float(np.min(upper[wide])) if np.any(wide) else 1.0
 
+    def tilt_points(bracket: tuple, estimate: tuple) -> list[tuple[float, float, float]]:
+        # Towards each too-wide eps (at most _MAX_TILTS of them), tight from it on.
+        wide = np.flatnonzero(widths(*bracket) > target)
+        if wide.size > _MAX_TILTS:
+            wide = wide[np.linspace(0, wide.size - 1, _MAX_TILTS).round().astype(int)]
+        level = np.minimum(bracket[1], np.maximum(estimate[1], bracket[0]))
+        return [(float(values[i]), float(values[i]), float(level[i])) for i in wide]
+
     what = f"delta_bounds({values[0]:g})" if scalar else f"delta_bounds of {values.size} eps"
-    lower, upper = refine(loss, lambda p: p._delta_bracket(values), widths, levels, target, what)
+    lower, upper = refine(
+        loss, lambda p: p._delta_bracket(values), widths, levels, target, what, tilt_points
+    )
     if scalar:
         return float(lower[0]), float(upper[0])
     return lower, upper
@@ -63,6 +77,15 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
     """
     delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
     target = loss._target(rel_accuracy)
+
+    def tilt_points(bracket: tuple, estimate: tuple) -> list[tuple[float, float, float]]:
+        # Towards the crossing estimated without float error terms, tight from
+        # one estimated width below it.
+        low, high = float(estimate[0][0]), float(estimate[1][0])
+        if not (low > 0.0 and math.isfinite(low)):
+            return []
+        return [(low, low - (high - low) if math.isfinite(high) else low, delta)]
+
     lower, upper = refine(
         loss,
         lambda p: p._epsilon_bracket(delta),
@@ -70,6 +93,7 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
         lambda lower, upper: delta,
         target,
         f"epsilon_bounds({delta:g})",
+        tilt_points,
     )
     eps_lower, eps_upper = float(lower[0]), float(upper[0])
     finest = loss._finest()

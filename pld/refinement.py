@@ -7,7 +7,10 @@ query on copies of the PLD without its floating-point error terms and without
 its tails (docs/error-bounds.md §6):
 
 * the floating-point error bounds (round-off of the composition, evaluation of
-  the mechanism's losses and masses): nothing to refine, warn;
+  the mechanism's losses and masses), or a PLD whose round-off floor is near the
+  delta asked: recompute the composition exponentially tilted towards the
+  queried tail (:mod:`pld.engine.tilted`, once per grid), whose round-off is
+  relative to that tail; if that does not meet the target either, warn;
 * tail and truncation budgets larger than the delta asked allows: rebuild the
   PLD with smaller budgets on the same grid;
 * the grid: rebuild with every loss grid step divided by a power of two,
@@ -61,6 +64,10 @@ _PATIENCE = 2
 #: One refinement by at least this factor that makes no progress is conclusive.
 _CONCLUSIVE_FACTOR = 8
 
+#: Tilted compositions are tried first when the PLD's error floor exceeds this
+#: fraction of the allowed absolute width (``rel_accuracy`` times the delta asked).
+_FLOOR_SHARE = 4
+
 #: Largest refinement factor taken in one rebuild.
 _MAX_FACTOR_LOG2 = 6
 
@@ -113,6 +120,44 @@ def _warn(message: str) -> None:
     warnings.warn(message, AccuracyWarning, stacklevel=level)
 
 
+#: ``tilt_points(bracket, estimate)``: (target, cut) losses of tilted compositions and
+#: the delta level there.
+TiltPoints = Callable[
+    [tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    list[tuple[float, float, float]],
+]
+
+#: A tilted composition may move the factors' highest atoms, of composed mass at
+#: most ``rel_accuracy * level / _CLIP_SHARE``, to +inf (:func:`pld.engine.tilted.clip_tails`).
+_CLIP_SHARE = 4
+
+
+def _tilted(
+    current: PLD,
+    measure: Callable[[PLD], tuple[np.ndarray, np.ndarray]],
+    tilt_points: TiltPoints,
+    bracket: tuple[np.ndarray, np.ndarray],
+    estimate: tuple[np.ndarray, np.ndarray],
+    rel_accuracy: float,
+    used: list[float],
+) -> tuple[np.ndarray, np.ndarray]:
+    """``bracket`` intersected with the brackets of tilted compositions of ``current``.
+
+    Every tilted composition bounds the same quantity at every point, so the
+    intersection is a bracket (tightest near its target). The targets of the
+    compositions made are appended to ``used``.
+    """
+    lower, upper = bracket
+    for target, cut, level in tilt_points(bracket, estimate):
+        view = current._tilted(target, cut, rel_accuracy * level / _CLIP_SHARE)
+        if view is None:
+            continue
+        new_lower, new_upper = measure(view)
+        lower, upper = np.maximum(lower, new_lower), np.minimum(upper, new_upper)
+        used.append(target)
+    return np.minimum(lower, upper), upper
+
+
 def refine(
     loss: PLD,
     measure: Callable[[PLD], tuple[np.ndarray, np.ndarray]],
@@ -120,6 +165,7 @@ def refine(
     levels: Callable[[np.ndarray, np.ndarray], float],
     rel_accuracy: float,
     what: str,
+    tilt_points: TiltPoints | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bracket of a query, refined until ``max(widths(...)) <= rel_accuracy``.
 
@@ -137,6 +183,14 @@ def refine(
         Target, in (0, 1].
     what : str
         The query, for warnings (e.g. ``"epsilon_bounds(1e-06)"``).
+    tilt_points : callable, optional
+        ``tilt_points(bracket, estimate) -> [(target, cut, level), ...]``: losses
+        (nats) towards which to tilt, and from which to be tight, and the delta
+        there (it sets how much far tail may go to +inf), when floating-point
+        bounds dominate the width (``bracket`` is the current bracket,
+        ``estimate`` the one without floating-point error terms). The tilted
+        compositions (:meth:`PLD._tilted <pld.loss_distribution.PLD._tilted>`)
+        are measured and intersected with the bracket.
 
     Returns
     -------
@@ -150,19 +204,40 @@ def refine(
         lower, upper = np.maximum(lower, first_lower), np.minimum(upper, first_upper)
     order = _INITIAL_ORDER
     stalled = 0
+    tilted = tilt_points is None
+    used: list[float] = []
     while True:
         worst = float(np.max(widths(lower, upper), initial=0.0))
         if worst <= rel_accuracy:
             return lower, upper
-        with_tails = widths(*measure(current._without_error_terms(keep_tails=True)))
-        if float(np.max(with_tails, initial=0.0)) <= rel_accuracy / 2:
+        estimate = measure(current._without_error_terms(keep_tails=True))
+        # Near the round-off floor the masses themselves are noise, so the estimate
+        # cannot tell what dominates: tilt first.
+        level = levels(lower, upper)
+        floored = current.error_floor > rel_accuracy * level / _FLOOR_SHARE
+        rounding = float(np.max(widths(*estimate), initial=0.0)) <= rel_accuracy / 2
+        if (floored or rounding) and not tilted:
+            tilted = True
+            lower, upper = _tilted(
+                current, measure, tilt_points, (lower, upper), estimate, rel_accuracy, used
+            )
+            continue
+        # After a tilt, what remains may be a far tail of truncated mass that the
+        # tilt could not clip: smaller budgets, then another tilt, can remove it.
+        smaller_budgets = (
+            bool(used)
+            and current.refinable
+            and tail_budget(level, rel_accuracy, current.rounds) < current.tail_budget
+        )
+        if rounding and not smaller_budgets:
             absolute = _absolute_width(widths, lower, upper)
             _warn(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
                 f"(absolute width {absolute:.3g}) is due to the bounds on floating-point "
                 "error (round-off of the composition, evaluation of the mechanism's losses "
                 "and masses), not to the grid or the tails: refining cannot narrow it "
-                f"(PLD.error_floor = {current.error_floor:.3g})"
+                f"(PLD.error_floor = {current.error_floor:.3g}"
+                + (", also under exponential tilting)" if used else ")")
             )
             return lower, upper
         if not current.refinable:
@@ -217,12 +292,22 @@ def refine(
         lower = np.minimum(lower, upper)
         loss._remember(candidate)
         current = candidate
+        tilted = tilt_points is None
         new_worst = float(np.max(widths(lower, upper), initial=0.0))
         if new_worst <= rel_accuracy:
             return lower, upper
         if factor > 1:
             stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
         if stalled >= _PATIENCE or (stalled and factor >= _CONCLUSIVE_FACTOR):
+            if not tilted:
+                tilted = True
+                estimate = measure(current._without_error_terms(keep_tails=True))
+                lower, upper = _tilted(
+                    current, measure, tilt_points, (lower, upper), estimate, rel_accuracy, used
+                )
+                new_worst = float(np.max(widths(lower, upper), initial=0.0))
+                if new_worst <= rel_accuracy:
+                    return lower, upper
             absolute = _absolute_width(widths, lower, upper)
             _warn(
                 f"{what}: relative width {new_worst:.3g} > rel_accuracy={rel_accuracy:g}; "

@@ -24,7 +24,7 @@ from pld.loss_distribution import PLD, TailMoments
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.recipes import refinable
 
-#: P-mass of the loss left outside the grid, per side and round (charged to +inf).
+#: Default P-mass of the loss left outside the grid per round, both tails (charged to +inf).
 _TRUNCATION = 1e-20
 
 #: Grid points of the work budget charged per cell: a cell costs four normal
@@ -65,7 +65,13 @@ def gaussian_delta(eps: float | np.ndarray, sigma: float, sensitivity: float = 1
 
 
 @refinable
-def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | None = None) -> PLD:
+def gaussian(
+    sigma: float,
+    *,
+    sensitivity: float = 1.0,
+    tail_mass: float = _TRUNCATION,
+    loss_grid_step: float | None = None,
+) -> PLD:
     """One round of the Gaussian mechanism N(0, σ²) with the given l2 sensitivity.
 
     Parameters
@@ -74,18 +80,22 @@ def gaussian(sigma: float, *, sensitivity: float = 1.0, loss_grid_step: float | 
         Noise standard deviation, > 0 (same units as the sensitivity).
     sensitivity : float
         l2 sensitivity Δ > 0.
+    tail_mass : float
+        P-mass of the loss left outside the grid (both tails), in (0, 1e-3]; charged
+        to +inf (queries lower it to the budget of the delta asked).
     loss_grid_step : float, optional
         Grid spacing in nats (default: ``pld.engine.choose_loss_grid_step`` of
         the loss's standard deviation Δ/σ).
     """
     sigma = _validate.positive("sigma", sigma)
     sensitivity = _validate.positive("sensitivity", sensitivity)
+    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
     ratio = max(sensitivity / sigma, _SMALLEST_RATIO)
     mu = ratio * ratio / 2
     spread = ratio
     step = choose_loss_grid_step(spread) if loss_grid_step is None else loss_grid_step
     step = _validate.in_interval("loss_grid_step", step, 0.0, 1.0, low_open=True)
-    reach = -float(ndtri(_TRUNCATION / 2))
+    reach = -float(ndtri(tail_mass / 2))
     check_grid_points(
         WORK_PER_CELL * (2 * reach * spread / step + 2),
         f"gaussian(sigma={sigma:g}, sensitivity={sensitivity:g}) on the grid of step {step:g} nats",
