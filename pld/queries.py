@@ -24,8 +24,10 @@ from pld.refinement import DELTA_ACCURACY_FLOOR, refine, relative_width
 if TYPE_CHECKING:
     from pld.loss_distribution import PLD
 
-#: Most tilted compositions one delta query computes (for its widest eps).
+#: Most tilted compositions one delta query computes.
 _MAX_TILTS = 4
+#: eps whose deltas lie within this factor share one tilted composition.
+_TILT_SPAN = 10.0
 
 
 def delta_bounds(
@@ -49,12 +51,26 @@ def delta_bounds(
         return float(np.min(upper[wide])) if np.any(wide) else 1.0
 
     def tilt_points(bracket: tuple, estimate: tuple) -> list[tuple[float, float, float]]:
-        # Towards each too-wide eps (at most _MAX_TILTS of them), tight from it on.
+        # Too-wide eps in increasing order, grouped while delta stays within a factor
+        # _TILT_SPAN of the group's first: one tilt towards, and tight from, the
+        # first eps of each group (its round-off is relative to the largest delta
+        # of the group); at most _MAX_TILTS groups, spread over the range.
         wide = np.flatnonzero(widths(*bracket) > target)
-        if wide.size > _MAX_TILTS:
-            wide = wide[np.linspace(0, wide.size - 1, _MAX_TILTS).round().astype(int)]
+        wide = wide[np.argsort(values[wide], kind="stable")]
         level = np.minimum(bracket[1], np.maximum(estimate[1], bracket[0]))
-        return [(float(values[i]), float(values[i]), float(level[i])) for i in wide]
+        groups: list[list[int]] = []
+        for i in wide:
+            if groups and level[i] * _TILT_SPAN >= level[groups[-1][0]]:
+                groups[-1].append(int(i))
+            else:
+                groups.append([int(i)])
+        if len(groups) > _MAX_TILTS:
+            chosen = np.linspace(0, len(groups) - 1, _MAX_TILTS).round().astype(int)
+            groups = [groups[k] for k in chosen]
+        return [
+            (float(values[g[0]]), float(values[g[0]]), float(min(level[i] for i in g)))
+            for g in groups
+        ]
 
     what = f"delta_bounds({values[0]:g})" if scalar else f"delta_bounds of {values.size} eps"
     lower, upper = refine(
