@@ -35,6 +35,9 @@ from pld.refinement import (
     check_rel_accuracy,
 )
 
+#: Tilted compositions kept per PLD for later queries (:meth:`PLD._remember_view`).
+_KEPT_VIEWS = 4
+
 #: How a PLD rebuilds itself: ``recipe(loss_grid_step, tail_mass)`` returns the same
 #: mechanism (or composition) on the grid of that step, with tail and truncation
 #: budgets of at most ``tail_mass`` per round and side (``None``: its own).
@@ -243,6 +246,14 @@ class PLD:
 
     def _remember(self, refined: PLD) -> None:
         self._refined = refined
+
+    #: Tilted compositions queries have made of this PLD (the newest few): every
+    #: later query intersects its bracket with theirs, so an eps(delta) verified by
+    #: one stays verified by a later delta(eps).
+    _views: tuple[PLD, ...] = ()
+
+    def _remember_view(self, view: PLD) -> None:
+        self._views = (*self._views, view)[-_KEPT_VIEWS:]
 
     def _target(self, rel_accuracy: float | None) -> float:
         if rel_accuracy is None:

@@ -86,10 +86,10 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
 
     The tail budgets of a refinement are set by ``delta`` itself. The bracket
     intersects those of every PLD the refinement tried, but a later
-    :meth:`pld.PLD.delta_bounds` consults only the first and the finest; where the
-    finest does not verify ``delta_upper(eps_upper) <= delta``, ``eps_upper`` is
-    raised to the finest PLD's own (still a valid upper bound), so the two queries
-    agree.
+    :meth:`pld.PLD.delta_bounds` consults only the first, the finest and the tilted
+    compositions remembered on ``loss``; where none of the latter two verifies
+    ``delta_upper(eps_upper) <= delta``, ``eps_upper`` is raised to the finest
+    PLD's own (still a valid upper bound), so the two queries agree.
     """
     delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
     target = loss._target(rel_accuracy)
@@ -113,6 +113,9 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
     )
     eps_lower, eps_upper = float(lower[0]), float(upper[0])
     finest = loss._finest()
-    if math.isfinite(eps_upper) and finest._delta_bracket(np.array([eps_upper]))[1][0] > delta:
-        eps_upper = max(eps_upper, float(finest._epsilon_bracket(delta)[1][0]))
+    if math.isfinite(eps_upper):
+        at = np.array([eps_upper])
+        checked = min(p._delta_bracket(at)[1][0] for p in (finest, *loss._views))
+        if checked > delta:
+            eps_upper = max(eps_upper, float(finest._epsilon_bracket(delta)[1][0]))
     return eps_lower, eps_upper

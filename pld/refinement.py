@@ -133,6 +133,7 @@ _CLIP_SHARE = 4
 
 
 def _tilted(
+    loss: PLD,
     current: PLD,
     measure: Callable[[PLD], tuple[np.ndarray, np.ndarray]],
     tilt_points: TiltPoints,
@@ -145,7 +146,8 @@ def _tilted(
 
     Every tilted composition bounds the same quantity at every point, so the
     intersection is a bracket (tightest near its target). The targets of the
-    compositions made are appended to ``used``.
+    compositions made are appended to ``used``; the compositions are remembered
+    on ``loss`` for later queries.
     """
     lower, upper = bracket
     for target, cut, level in tilt_points(bracket, estimate):
@@ -155,6 +157,7 @@ def _tilted(
         new_lower, new_upper = measure(view)
         lower, upper = np.maximum(lower, new_lower), np.minimum(upper, new_upper)
         used.append(target)
+        loss._remember_view(view)
     return np.minimum(lower, upper), upper
 
 
@@ -199,9 +202,9 @@ def refine(
     """
     current = loss._finest()
     lower, upper = measure(current)
-    if current is not loss:
-        first_lower, first_upper = measure(loss)
-        lower, upper = np.maximum(lower, first_lower), np.minimum(upper, first_upper)
+    for other in ((loss,) if current is not loss else ()) + loss._views:
+        other_lower, other_upper = measure(other)
+        lower, upper = np.maximum(lower, other_lower), np.minimum(upper, other_upper)
     order = _INITIAL_ORDER
     stalled = 0
     tilted = tilt_points is None
@@ -219,7 +222,7 @@ def refine(
         if (floored or rounding) and not tilted:
             tilted = True
             lower, upper = _tilted(
-                current, measure, tilt_points, (lower, upper), estimate, rel_accuracy, used
+                loss, current, measure, tilt_points, (lower, upper), estimate, rel_accuracy, used
             )
             continue
         # After a tilt, what remains may be a far tail of truncated mass that the
@@ -303,7 +306,14 @@ def refine(
                 tilted = True
                 estimate = measure(current._without_error_terms(keep_tails=True))
                 lower, upper = _tilted(
-                    current, measure, tilt_points, (lower, upper), estimate, rel_accuracy, used
+                    loss,
+                    current,
+                    measure,
+                    tilt_points,
+                    (lower, upper),
+                    estimate,
+                    rel_accuracy,
+                    used,
                 )
                 new_worst = float(np.max(widths(lower, upper), initial=0.0))
                 if new_worst <= rel_accuracy:

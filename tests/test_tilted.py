@@ -50,6 +50,9 @@ def _query(composed, delta, truth):
         eps = np.array([lower, 0.5 * (lower + upper), upper])
         d_lower, d_upper = composed.delta_bounds(eps)
     exact = truth(eps)
+    # A later delta query at eps_upper verifies delta (the tilted composition of
+    # the eps query is remembered and consulted).
+    assert d_upper[2] <= delta
     assert np.all(d_lower <= exact * (1 + TRUTH_RTOL))
     assert np.all(d_upper >= exact * (1 - TRUTH_RTOL))
     counted = d_upper >= 1e-15
