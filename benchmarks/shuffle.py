@@ -12,14 +12,25 @@ domain 63: 64 outputs), a random asymmetric 4 x 6 matrix; beside them, on the sa
 (n, eps0), ``pld.clones`` and, for k-RR, ``pld.krr(..., "weak")`` (the same analysis
 as the blanket bound for k-RR, by an independent construction).
 
-Public research codes (``wangsw/PrivacyAmplification``, ``BorjaBalle/amplification-by-shuffling``)
-are not pip packages and are not vendored; this script does not run them.
+Public research codes (``--research``): Wang et al.'s variation-ratio bound
+(``wangsw/PrivacyAmplification``, VLDB 2024: ``unifiedamplification.Delta``, its upper bound
+adds ``tol * n`` as its ``amplificationUB`` does) and Balle et al.'s privacy-blanket bounds
+(``BorjaBalle/amplification-by-shuffling``, CRYPTO 2019: ``Hoeffding`` and ``BennettExact``
+with ``RRMechanism``) on k-RR (k = 4) for one round. They are not pip packages and are not
+vendored: point the script at local checkouts with ``--wang DIR`` / ``--balle DIR`` (or the
+environment variables ``PLD_WANG_CODE`` / ``PLD_BALLE_CODE``). Per row: our one-round
+eps(delta) bracket (blanket and best-of analyses), Wang's eps (geometric bisection of its
+delta on [0.8 lower, 1.25 upper] of our bracket, so "<" / ">" mark an answer outside it),
+Balle's eps, and the time of one delta(eps) evaluation of each code (ours: one eps of
+``pld.mechanisms.blanket.profile_bounds``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import resource
 import subprocess
 import sys
@@ -81,15 +92,137 @@ def _one(name: str, n: int) -> dict:
     }
 
 
+RESEARCH_SIZES = (10**3, 10**4, 10**5, 10**6)
+RESEARCH_EPS0 = (1.0, 4.0)
+RESEARCH_DELTAS = (1e-6, 1e-8, 1e-10)
+#: Bisection steps on Wang's delta (relative precision about 0.45 / 2^steps).
+WANG_STEPS = 10
+
+
+def _timed(function, *args):
+    start = time.perf_counter()
+    value = function(*args)
+    return value, time.perf_counter() - start
+
+
+def _research_row(n: int, eps0: float, delta: float, wang: str | None, balle: str | None) -> dict:
+    """One (n, eps0, delta) comparison of k-RR (k = 4) against the research codes."""
+    import numpy as np
+
+    import pld
+    from pld.mechanisms.blanket import profile_bounds
+
+    randomizer = pld.randomizers.krr(4, eps0=eps0)
+    blanket = pld.shuffle(randomizer, n, analysis="blanket").epsilon_bounds(delta)
+    best = pld.shuffle(randomizer, n).epsilon_bounds(delta)
+    _, ours_time = _timed(profile_bounds, randomizer, n, np.array([blanket[1]]))
+    row = {"n": n, "eps0": eps0, "delta": delta, "blanket": blanket, "best": best}
+    row["ours_s"] = ours_time
+    if wang:
+        sys.path.insert(0, wang)
+        from unifiedamplification import Delta
+
+        p = math.exp(eps0)
+        beta = math.expm1(eps0) / (p + 3)
+        alpha = beta / (p - 1)
+        r = alpha * p / p
+        tol = max(1e-19, min(1e-14, delta / n / 10.0))
+
+        def wang_delta(eps: float) -> float:
+            return Delta(eps, alpha, r, r, n, p, tol) + tol * n
+
+        low, high = 0.8 * blanket[0], 1.25 * blanket[1]
+        times = []
+        for _ in range(WANG_STEPS):
+            middle = math.sqrt(low * high)
+            value, seconds = _timed(wang_delta, middle)
+            times.append(seconds)
+            low, high = (middle, high) if value > delta else (low, middle)
+        row["wang"] = high
+        row["wang_edge"] = (
+            ">" if high == 1.25 * blanket[1] else "<" if low == 0.8 * blanket[0] else ""
+        )
+        row["wang_s"] = float(np.median(times))
+    if balle:
+        sys.path.insert(0, balle)
+        from shuffleddp.amplification_bounds import BennettExact, Hoeffding
+        from shuffleddp.mechanisms import RRMechanism
+
+        for name, bound in (("hoeffding", Hoeffding), ("bennett", BennettExact)):
+            analysis = bound(RRMechanism(eps0=eps0, k=4))
+            try:
+                row[name] = analysis.get_eps(eps0, n, delta)
+            except AssertionError:  # their root finder's precondition: no bound below eps0
+                row[name] = math.nan
+            _, row[name + "_s"] = _timed(analysis.get_delta, blanket[1], eps0, n)
+    return row
+
+
+def _research(sizes: list[int], wang: str | None, balle: str | None) -> None:
+    print("k-RR (k = 4), one round: eps(delta), ours as [lower, upper]; time of one delta(eps)")
+    print(
+        f"{'n':>8} {'eps0':>4} {'delta':>6} {'blanket [lower, upper]':>24} {'best upper':>10} "
+        f"{'Wang':>10} {'Balle-H':>9} {'Balle-B':>9} {'ours s':>7} {'Wang s':>7} {'Balle s':>7}"
+    )
+    for n in sizes:
+        for eps0 in RESEARCH_EPS0:
+            for delta in RESEARCH_DELTAS:
+                arguments = [str(n), str(eps0), str(delta), wang or "", balle or ""]
+                result = subprocess.run(
+                    [sys.executable, __file__, "--research-child", *arguments],
+                    capture_output=True,
+                    text=True,
+                    cwd=ROOT,
+                )
+                if result.returncode != 0:
+                    print(f"{n:>8} {eps0:4g} {delta:6.0e} failed: {result.stderr.strip()[-200:]}")
+                    continue
+                row = json.loads(result.stdout.strip().splitlines()[-1])
+                wang_text = f"{row.get('wang_edge', '')}{row.get('wang', math.nan):.5f}"
+                print(
+                    f"{n:>8} {eps0:4g} {delta:6.0e} [{row['blanket'][0]:10.6f}, "
+                    f"{row['blanket'][1]:10.6f}] {row['best'][1]:10.6f} {wang_text:>10} "
+                    f"{row.get('hoeffding', math.nan):9.5f} {row.get('bennett', math.nan):9.5f} "
+                    f"{row['ours_s']:7.3f} {row.get('wang_s', math.nan):7.2f} "
+                    f"{row.get('bennett_s', math.nan):7.3f}",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n <= 10^5 only")
     parser.add_argument("--n", type=int, nargs="+", help="sizes to run")
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    parser.add_argument(
+        "--research", action="store_true", help="k-RR one round against the research codes"
+    )
+    parser.add_argument(
+        "--wang",
+        default=os.environ.get("PLD_WANG_CODE"),
+        help="checkout of wangsw/PrivacyAmplification (default: $PLD_WANG_CODE)",
+    )
+    parser.add_argument(
+        "--balle",
+        default=os.environ.get("PLD_BALLE_CODE"),
+        help="checkout of BorjaBalle/amplification-by-shuffling (default: $PLD_BALLE_CODE)",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--research-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(_one(args.child[0], int(args.child[1]))))
+        return
+    if args.research_child:
+        n, eps0, delta, wang, balle = args.research_child
+        row = _research_row(int(n), float(eps0), float(delta), wang or None, balle or None)
+        print(json.dumps(row))
+        return
+    if args.research:
+        if not (args.wang or args.balle):
+            parser.error("--research needs --wang DIR and/or --balle DIR (or PLD_*_CODE)")
+        sizes = args.n or [n for n in RESEARCH_SIZES if not args.quick or n <= 10**5]
+        _research(sizes, args.wang, args.balle)
         return
     sizes = args.n or [n for n in SIZES if not args.quick or n <= 10**5]
     print(f"eps({DELTA:g}) after {ROUNDS} rounds; times in s; peak RSS of the process in MB")
