@@ -44,17 +44,21 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from pld.engine import fft
+from pld.mechanisms._blanket_sum import (
+    FourierNodesError,
+    contract_to_grid,
+    positive_part_mean,
+    spread_to_grid,
+)
 
 #: Largest number of count vectors enumerated for one block (or the exact path).
 BLOCK_ATOMS = 60_000
 
 #: Lattice steps per standard deviation of one tilted block.
-STEPS_PER_BLOCK_STD = 32
+STEPS_PER_BLOCK_STD = 48
 
 #: Where the Chernoff bound on delta is below this, it is the upper value (lower 0).
 NEGLIGIBLE = 1e-40
@@ -62,20 +66,11 @@ NEGLIGIBLE = 1e-40
 #: Largest number of lattice cells of one block.
 MAX_BLOCK_CELLS = 2**20
 
-#: Longest FFT of one evaluation; a longer window makes the lattice coarser (the
-#: bracket widens, it stays rigorous).
-MAX_FFT_LENGTH = 2**22
-
-#: Target bound on the tilted mass outside the FFT window, per side.
-WINDOW_TAIL = 1e-18
-
 #: Relative error claimed for each enumerated multinomial mass (gammaln sums).
 ATOM_MASS_ERROR = 1e-12
 
 #: Relative displacement covering the float error of computed positions.
 POSITION_ERROR = 1e-10
-
-_U = 2.0**-53
 
 
 def compositions(total: int, parts: int) -> np.ndarray:
@@ -150,55 +145,6 @@ def _exact(block: _Block, eps: float) -> tuple[float, float]:
     )
 
 
-def _spread(values: np.ndarray, mass: np.ndarray, step: float) -> tuple[int, np.ndarray]:
-    """Mean-preserving split of each atom onto the lattice ``k * step``."""
-    scaled = values / step
-    cell = np.floor(scaled)
-    frac = scaled - cell
-    first = int(cell.min())
-    index = (cell - first).astype(np.int64)
-    out = np.bincount(index, weights=mass * (1 - frac), minlength=int(index.max()) + 2)
-    out += np.bincount(index + 1, weights=mass * frac, minlength=out.size)
-    return first, out
-
-
-@numba.njit(cache=True)
-def _contract_sorted(values, mass, step, first, out):  # pragma: no cover
-    """Contraction of sorted atoms onto the lattice (module docstring); adds into ``out``."""
-    carry = 0.0
-    where = 0.0
-    for i in range(values.shape[0]):
-        w = mass[i]
-        s = values[i]
-        if w <= 0.0:
-            continue
-        if carry == 0.0:
-            carry = w
-            where = s
-            continue
-        grid = math.ceil(where / step) * step
-        if s > grid:
-            need = carry * (grid - where) / (s - grid)
-            if need <= w:
-                out[int(round(grid / step)) - first] += carry + need
-                carry = w - need
-                where = s
-                continue
-        total = carry + w
-        where = (carry * where + w * s) / total
-        carry = total
-    if carry > 0.0:
-        out[int(math.floor(where / step)) - first] += carry
-
-
-def _contract(values: np.ndarray, mass: np.ndarray, step: float) -> tuple[int, np.ndarray]:
-    order = np.argsort(values, kind="stable")
-    first = int(math.floor(values.min() / step))
-    out = np.zeros(int(math.floor(values.max() / step)) - first + 2)
-    _contract_sorted(values[order], mass[order], step, first, out)
-    return first, out
-
-
 def _saddle(values: np.ndarray, mass: np.ndarray) -> float:
     """theta >= 0 with sum mass * v * e^(theta v) = 0 (0 if the mean is >= 0)."""
     top = float(values.max())
@@ -219,125 +165,53 @@ def _saddle(values: np.ndarray, mass: np.ndarray) -> float:
     return float(brentq(slope, 0.0, high, xtol=1e-14 * high, rtol=1e-12))
 
 
-class _Lattice:
-    """A lattice law tilted by e^(theta k step): masses ``t`` at ``first + j``, log M."""
+def _lattice(values: np.ndarray, error: float, mass: np.ndarray, step: float, side: str):
+    """Lattice law (first index, masses) of a block on grid ``step`` for one side.
 
-    def __init__(self, first: int, masses: np.ndarray, step: float, theta: float):
-        keep = np.flatnonzero(masses > 0)
-        lo, hi = int(keep[0]), int(keep[-1])
-        masses = masses[lo : hi + 1]
-        self.first = first + lo
-        index = self.first + np.arange(masses.size)
-        with np.errstate(divide="ignore"):
-            log_t = np.log(masses) + theta * step * index
-        self.log_norm = float(logsumexp(log_t))
-        self.t = np.exp(log_t - self.log_norm)
-        self.t /= self.t.sum()
-        offsets = np.arange(masses.size, dtype=np.float64)
-        self.mean = float(np.dot(self.t, offsets)) + self.first
-        self.var = float(np.dot(self.t, (offsets + self.first - self.mean) ** 2))
-
-    def log_mgf(self, tau: np.ndarray) -> np.ndarray:
-        """log E[e^(tau (J - mean))] for each tau (J the lattice index)."""
-        offsets = self.first + np.arange(self.t.size) - self.mean
-        keep = self.t > 0
-        exponent = np.log(self.t[keep])[None, :] + tau[:, None] * offsets[keep][None, :]
-        top = exponent.max(axis=1)
-        return top + np.log(np.exp(exponent - top[:, None]).sum(axis=1))
-
-
-class _Tails:
-    """Chernoff bounds on the tilted sum: ``P(|S - mean| >= d) <= exp(K(tau) - |tau| d)``."""
-
-    def __init__(self, parts: list[tuple[_Lattice, int]]):
-        var = sum(c * p.var for p, c in parts)
-        # The window's half-width is >= 8 standard deviations: the optimal tau times
-        # the standard deviation is about the half-width over it (Gaussian case).
-        scale = np.geomspace(1.0, 80.0, 20) / math.sqrt(max(var, 1e-300))
-        self.tau = np.concatenate((scale, -scale))
-        self.cumulant = sum(c * p.log_mgf(self.tau) for p, c in parts)
-
-    def bound(self, distance: float) -> float:
-        """The larger of the two one-sided bounds at distance ``distance``."""
-        half = self.tau.size // 2
-        log_bound = self.cumulant - np.abs(self.tau) * distance
-        return math.exp(min(0.0, max(log_bound[:half].min(), log_bound[half:].min())))
-
-
-def _lattice_expectation(
-    parts: list[tuple[_Lattice, int]], step: float, theta: float, side: str
-) -> float:
-    """``E_theta[S_+ e^(-theta S)]`` of the sum of the parts, bounded on ``side``."""
-    mean = sum(c * p.mean for p, c in parts)
-    var = sum(c * p.var for p, c in parts)
-    low_support = sum(c * p.first for p, c in parts)
-    high_support = sum(c * (p.first + p.t.size - 1) for p, c in parts)
-    width = 8.0 * math.sqrt(var) + 2.0
-    tails = _Tails(parts)
-    while True:
-        tail = tails.bound(width)
-        if tail <= WINDOW_TAIL or width > high_support - low_support:
-            break
-        width *= 1.25
-    low = max(low_support, math.floor(mean - width))
-    high = min(high_support, math.ceil(mean + width))
-    low = min(low, 0)  # the weight s e^(-theta s) lives on s > 0: keep 0 in the window
-    high = max(high, 1)
-    if high - low > high_support - low_support:
-        tail = 0.0
-    length = fft.fast_length(high - low + 1)
-    if length > MAX_FFT_LENGTH:
-        raise _TooLong(length)
-    levels = math.log2(length)
-    forward = 8.0 * _U * levels
-    spectrum = None
-    log_bound = np.zeros(length // 2 + 1)
-    spread_error = np.zeros(length // 2 + 1)
-    products = 0.0
-    for lattice, count in parts:
-        positions = (lattice.first + np.arange(lattice.t.size)) % length
-        folded = np.bincount(positions, weights=lattice.t, minlength=length)
-        x = fft.rfft(folded)
-        magnitude = np.abs(x) * (1 + _U) + forward
-        log_bound += count * np.log(magnitude)
-        spread_error += count * forward / magnitude
-        products += 3.0 * (2 * count + count.bit_length())
-        powered = x.copy()
-        result = None
-        exponent = count
-        while exponent:
-            if exponent & 1:
-                result = powered.copy() if result is None else result * powered
-            exponent >>= 1
-            if exponent:
-                powered = powered * powered
-        spectrum = result if spectrum is None else spectrum * result
-    bound = np.exp(log_bound)
-    bin_error = bound * (spread_error + (products + 3.0) * _U)
-    weights = np.full(length // 2 + 1, 2.0)
-    weights[0] = 1.0
-    if length % 2 == 0:
-        weights[-1] = 1.0
-    error_max = (
-        float(np.dot(weights, bin_error)) + forward * float(np.dot(weights, bound))
-    ) / length
-    circular = fft.irfft(spectrum, length)
-    index = np.arange(1, high + 1)  # lattice points with s > 0 inside the window
-    masses = np.maximum(circular[index % length], 0.0)
-    position = index * step
-    weight = position * np.exp(-theta * position)
-    value = float(np.dot(weight, masses))
-    roundoff = error_max * float(weight.sum())
-    top_weight = 1.0 / (math.e * theta)
+    Upper: every atom moved up by its float error, then spread (mean preserved);
+    lower: moved down, then contracted (:mod:`pld.mechanisms._blanket_sum`).
+    """
     if side == "upper":
-        edge = (high + 1) * step
-        beyond = edge * math.exp(-theta * edge) if theta * edge >= 1 else top_weight
-        return value + roundoff + beyond * tail
-    return max(0.0, value - roundoff - top_weight * 2.0 * tail)
+        scaled = (values + error) / step
+        index = np.floor(scaled).astype(np.int64)
+        frac = np.clip(scaled - index, 0.0, 1.0)
+        first = int(index.min())
+        return first, spread_to_grid(index, frac, mass, first, int(index.max()) - first + 2)
+    scaled = (values - error) / step
+    order = np.argsort(scaled, kind="stable")
+    return contract_to_grid(scaled[order], mass[order])
 
 
-class _TooLong(Exception):
-    """The FFT window would exceed ``MAX_FFT_LENGTH`` points (``args[0]``: the length)."""
+def _block_sum_mean(
+    values: list[tuple[np.ndarray, float]],
+    masses: list[np.ndarray],
+    blocks: int,
+    step: float,
+    side: str,
+) -> float:
+    """``(1/blocks) E[(S_m,1 + ... + S_m,blocks + R)_+]`` bounded on ``side``.
+
+    ``values``/``masses``: atoms of the block law S_m and, if present, of the
+    remainder block R. The grid step is doubled while the Fourier sum would need
+    more than ``_blanket_sum.MAX_NODES`` nodes (the bracket widens, it stays rigorous).
+    """
+    while True:
+        laws = [
+            _lattice(atoms, error, mass, step, side)
+            for (atoms, error), mass in zip(values, masses, strict=True)
+        ]
+        try:
+            return positive_part_mean(
+                *laws[0],
+                blocks,
+                step,
+                side,
+                mass_error=ATOM_MASS_ERROR,
+                position_error=0.0,
+                extra=laws[1] if len(laws) > 1 else None,
+            )
+        except FourierNodesError:
+            step *= 2.0
 
 
 def _block_plan(n: int, classes: int, budget: int) -> int:
@@ -356,6 +230,7 @@ def positive_part_bounds(
     eps: np.ndarray,
     *,
     budget: int = BLOCK_ATOMS,
+    lower_side: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) on ``(1/n) E[(W_1 + ... + W_n)_+]`` at each eps (module docstring).
 
@@ -371,6 +246,8 @@ def positive_part_bounds(
         Values of eps (nats).
     budget : int
         Largest number of atoms enumerated for one block.
+    lower_side : bool
+        False: skip the lower side's lattice evaluation (its values are then 0).
     """
     classes = mass.size
     exact = count_compositions(n, classes + 1) <= budget
@@ -407,50 +284,20 @@ def positive_part_bounds(
         # the block's lattice within MAX_BLOCK_CELLS cells.
         span = size * (float(w_values[keep].max()) - float(w_values[keep].min()))
         step = max(step, span / MAX_BLOCK_CELLS)
-        for side in ("lower", "upper"):
-            side_step = step
-            while True:
-                try:
-                    expectation, log_norm = _side(
-                        block, blocks, remainder, value, side_step, theta, side
-                    )
-                    break
-                except _TooLong as error:
-                    side_step *= 2.0 * error.args[0] / MAX_FFT_LENGTH
-            mass_factor = (blocks + 1) * ATOM_MASS_ERROR
+        sides = ("lower", "upper") if lower_side else ("upper",)
+        values = [item.positions(float(value)) for item in (block, remainder) if item]
+        for side in sides:
+            mean = _block_sum_mean(
+                values, [block.mass] + ([remainder.mass] if remainder else []), blocks, step, side
+            )
             if side == "upper":
                 charge = (blocks * block.dropped + (remainder.dropped if remainder else 0.0)) * (
                     n * float(np.max(np.abs(rho_x) + math.exp(value) * np.abs(rho_y)))
                 )
-                upper[i] = (math.exp(log_norm) * expectation * math.exp(mass_factor) + charge) / n
+                upper[i] = (blocks * mean + charge) / n
             else:
-                lower[i] = math.exp(log_norm) * expectation * math.exp(-mass_factor) / n
+                lower[i] = blocks * mean / n
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
-
-
-def _side(
-    block: _Block,
-    blocks: int,
-    remainder: _Block | None,
-    eps: float,
-    step: float,
-    theta: float,
-    side: str,
-) -> tuple[float, float]:
-    """``E_theta[S_+ e^(-theta S)]`` on one side and ``log M(theta)`` of the lattice laws."""
-    parts, log_norm = [], 0.0
-    for item, count in ((block, blocks), (remainder, 1)):
-        if item is None:
-            continue
-        values, error = item.positions(eps)
-        if side == "upper":
-            first, masses = _spread(values + error, item.mass, step)
-        else:
-            first, masses = _contract(values - error, item.mass, step)
-        lattice = _Lattice(first, masses, step, theta)
-        parts.append((lattice, count))
-        log_norm += count * lattice.log_norm
-    return _lattice_expectation(parts, step, theta, side), log_norm
 
 
 def chernoff_upper(

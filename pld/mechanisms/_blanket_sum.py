@@ -40,8 +40,8 @@ Evaluation (:func:`positive_part_mean`), in grid units ``s`` (``S = s h``):
    ``(1/P) sum_m |1 - r e^{-i omega_m}|^{-2} = (1 + r^P) / ((1 - r^2)(1 - r^P))``.
    When ``P`` is small the trapezoidal sum is taken over all nodes (one FFT).
 
-Round-off: ``X`` at a node by direct summation (integer phase reduction) errs by at
-most ``2 (len + 8) u``, by the FFT by at most ``8 u log2 P`` (Higham 2002, §24.1);
+Round-off: ``X`` at a node by Horner's rule (integer phase reduction) errs by at
+most ``8 (len + 2) u``, by the FFT by at most ``8 u log2 P`` (Higham 2002, §24.1);
 the power by repeated squaring adds ``3u (2n + log2 n)`` relatively (as in
 :mod:`pld.engine.compose`). Relative errors ``kappa`` of the per-term masses
 (including the tilt factors) scale the result by ``(1 +- kappa)^n``, and a bound
@@ -72,6 +72,12 @@ _DIRECT_NODES = 1024
 _CHERNOFF_BINS = 2048
 #: The dropped nodes have ``|X|^n <= exp(-_DROPPED_LOG_SUP)``.
 _DROPPED_LOG_SUP = 100.0
+#: FFT nodes with ``|X|^n <= exp(_SKIP_LOG)`` are charged instead of powered.
+_SKIP_LOG = -700.0
+
+
+class FourierNodesError(ValueError):
+    """The trapezoidal sum would need more than ``MAX_NODES`` Fourier nodes."""
 
 
 def spread_to_grid(
@@ -221,16 +227,29 @@ def _row_logsumexp(values: np.ndarray) -> np.ndarray:
     return top + np.log(np.sum(np.exp(values - top[:, None]), axis=1))
 
 
-def _chernoff(index: np.ndarray, log_mass: np.ndarray, n: int, sd: float) -> _Chernoff:
+def _chernoff(
+    index: np.ndarray,
+    log_mass: np.ndarray,
+    n: int,
+    sd: float,
+    extra: tuple[np.ndarray, np.ndarray] | None = None,
+) -> _Chernoff:
     """``mass(s >= a) <= exp(n log M(t) - t a)`` (Markov; any measure), exact per-term MGF.
 
     The engine's bounds (:mod:`pld.engine.tails`) coarsen the pmf, moving atoms
     outwards by up to one coarse bin, an error that grows like ``n``; here the
     MGF is evaluated on the atoms themselves, and its float error (relative
     ``64 u log2(size)``) is charged as a factor ``exp(n 64 u log2(size))``.
+    ``extra``: (index, log_mass) of one more independent term, added exactly.
     """
-    t = np.logspace(-2, 3, 61) / (math.sqrt(n) * max(sd, 1.0))
+    t = np.logspace(-2, 3, 31) / (math.sqrt(n) * max(sd, 1.0))
     slack = n * 64 * _UNIT_ROUNDOFF * math.log2(index.shape[0] + 2)
+    extra_up = extra_down = 0.0
+    if extra is not None:
+        extra_index, extra_log = extra
+        extra_up = _row_logsumexp(extra_log[None, :] + t[:, None] * extra_index[None, :])
+        extra_down = _row_logsumexp(extra_log[None, :] - t[:, None] * extra_index[None, :])
+        slack += 64 * _UNIT_ROUNDOFF * math.log2(extra_index.shape[0] + 2)
     width = max(1, math.ceil(index.shape[0] / _CHERNOFF_BINS))
     if width > 1:  # coarsen, moving every atom outwards (the bound stays valid)
         size = math.ceil(index.shape[0] / width) * width
@@ -241,9 +260,9 @@ def _chernoff(index: np.ndarray, log_mass: np.ndarray, n: int, sd: float) -> _Ch
         up_points, down_points = starts + width - 1, starts
     else:
         up_points = down_points = index
-    log_up = n * _row_logsumexp(log_mass[None, :] + t[:, None] * up_points[None, :])
+    log_up = n * _row_logsumexp(log_mass[None, :] + t[:, None] * up_points[None, :]) + extra_up
     log_down = n * _row_logsumexp(log_mass[None, :] - t[:, None] * down_points[None, :])
-    return _Chernoff(t, log_up, log_down, slack)
+    return _Chernoff(t, log_up, log_down + extra_down, slack)
 
 
 def _kernel(omega: np.ndarray, rate: float, step: float) -> np.ndarray:
@@ -257,15 +276,30 @@ def _kernel(omega: np.ndarray, rate: float, step: float) -> np.ndarray:
     return step * r * np.exp(-1j * omega) / one_minus**2
 
 
-def _direct_transform(index: np.ndarray, masses: np.ndarray, nodes: np.ndarray, size: int):
-    """``X(2 pi m / size) = sum_j t_j e^{i 2 pi m j / size}`` for integer nodes m."""
-    reduced = index % size
-    out = np.empty(nodes.shape[0], dtype=np.complex128)
-    for start in range(0, nodes.shape[0], 64):
-        block = nodes[start : start + 64]
-        angle = (2 * math.pi / size) * ((block[:, None] * reduced[None, :]) % size)
-        out[start : start + 64] = np.cos(angle) @ masses + 1j * (np.sin(angle) @ masses)
+@njit(cache=True)
+def _horner(masses, angles):  # pragma: no cover - numba
+    """``sum_j masses[j] e^{i angle j}`` for each angle, by Horner's rule."""
+    out = np.empty(angles.shape[0], dtype=np.complex128)
+    for m in range(angles.shape[0]):
+        z = complex(math.cos(angles[m]), math.sin(angles[m]))
+        value = 0j
+        for j in range(masses.shape[0] - 1, -1, -1):
+            value = value * z + masses[j]
+        out[m] = value
     return out
+
+
+def _direct_transform(index: np.ndarray, masses: np.ndarray, nodes: np.ndarray, size: int):
+    """``X(2 pi m / size) = sum_j t_j e^{i 2 pi m j / size}`` for integer nodes m.
+
+    ``index`` is contiguous (``index[0] + arange``): Horner's rule in ``e^{i omega}``
+    times the phase of ``index[0]`` (integer reduction). Each step is a complex
+    multiply-add of relative error below ``(2 sqrt 2 + 1) u`` and ``e^{i omega}`` errs
+    by ``u``, so the error is below ``8 (len + 2) u sum_j t_j`` (see ``_trapezoid``).
+    """
+    angles = (2 * math.pi / size) * nodes
+    phase = (2 * math.pi / size) * ((nodes * (int(index[0]) % size)) % size)
+    return _horner(masses, angles) * np.exp(1j * phase)
 
 
 def positive_part_mean(
@@ -277,6 +311,7 @@ def positive_part_mean(
     *,
     mass_error: float,
     position_error: float,
+    extra: tuple[int, np.ndarray] | None = None,
 ) -> float:
     """A bound on ``(1/n) E[(Z_1 + ... + Z_n)_+]`` for i.i.d. ``Z`` with the given lattice law.
 
@@ -297,6 +332,10 @@ def positive_part_mean(
         Bound on the relative error of each mass (as computed from the true law).
     position_error : float
         Bound on the position error of each atom (same units as ``step``).
+    extra : (int, ndarray), optional
+        ``(first, masses)`` of the lattice law of one more independent term
+        ``Z_0`` on the same grid (same error bounds): then the bound is on
+        ``(1/n) E[(Z_0 + Z_1 + ... + Z_n)_+]``.
 
     Returns
     -------
@@ -305,7 +344,15 @@ def positive_part_mean(
     """
     keep = np.flatnonzero(masses > 0)
     shift = n * position_error
-    if keep.size == 0 or (first + keep[-1]) * step + shift <= 0:
+    extra_law = None
+    if extra is not None:
+        extra_keep = np.flatnonzero(extra[1] > 0)
+        extra_masses = extra[1][extra_keep[0] : extra_keep[-1] + 1]
+        extra_law = (extra[0] + int(extra_keep[0]) + np.arange(extra_masses.shape[0]), extra_masses)
+        shift += position_error
+        if keep.size and (n * (first + keep[-1]) + extra_law[0][-1]) * step + shift <= 0:
+            return 0.0
+    elif keep.size == 0 or (first + keep[-1]) * step + shift <= 0:
         return 0.0
     masses = masses[keep[0] : keep[-1] + 1]
     index = first + int(keep[0]) + np.arange(masses.shape[0])
@@ -322,16 +369,33 @@ def positive_part_mean(
         2.0 + float(np.max(np.abs(log_tilted[np.isfinite(log_tilted)])))
     )
     kappa += 4 * _UNIT_ROUNDOFF * math.log2(masses.shape[0] + 1)
+    extra_tilted, extra_log_norm, extra_kappa = None, 0.0, 0.0
+    if extra_law is not None:
+        with np.errstate(divide="ignore"):
+            extra_log = np.log(extra_law[1]) + rate * extra_law[0]
+        extra_log_norm = float(logsumexp(extra_log))
+        extra_log -= extra_log_norm
+        extra_tilted = (extra_law[0], np.exp(extra_log))
+        extra_kappa = mass_error + 8 * _UNIT_ROUNDOFF * (
+            2.0 + float(np.max(np.abs(extra_log[np.isfinite(extra_log)])))
+        )
+        extra_kappa += 4 * _UNIT_ROUNDOFF * math.log2(extra_law[1].shape[0] + 1)
 
     centre = float(np.dot(tilted, index))
     deviation = np.abs(index - centre)
     variance = float(np.dot(tilted, deviation**2))
     third = float(np.dot(tilted, deviation**3))
     first_abs = float(np.dot(tilted, deviation))
-    chernoff = _chernoff(index, log_tilted, n, math.sqrt(variance))
+    chernoff = _chernoff(
+        index,
+        log_tilted,
+        n,
+        math.sqrt(variance),
+        None if extra_law is None else (extra_law[0], extra_log),
+    )
     reach_up, reach_down = chernoff.reach(math.log(TAIL_MASS))
     half = max(reach_up, reach_down, 60.0 / rate, 8.0) + 2.0
-    nodes_total = 1 << math.ceil(math.log2(2 * math.ceil(half)))  # FFTW plans fast for 2^k
+    nodes_total = 1 << math.ceil(math.log2(2 * math.ceil(half)))  # FFTW plans are reused for 2^k
     r = math.exp(-rate)
     kernel_l1 = (
         step * (1 + r**nodes_total) / (-math.expm1(-2 * rate) * -math.expm1(-rate * nodes_total))
@@ -342,23 +406,35 @@ def positive_part_mean(
     tail_sum = step * (start * r**start / (1 - r) + r ** (start + 1) / (1 - r) ** 2)
     aliasing = peak * chernoff.outside(start) + tail_sum
     total, roundoff, dropped = _trapezoid(
-        index, tilted, n, rate, step, nodes_total, (variance, third, first_abs), kernel_l1
+        index,
+        tilted,
+        n,
+        rate,
+        step,
+        nodes_total,
+        (variance, third, first_abs),
+        kernel_l1,
+        extra_tilted,
     )
     # Position errors: ((s h + shift)_+ - (s h)_+) e^{-theta s h} <= shift e^{theta shift}.
     position_charge = shift * math.exp(theta * shift)
     if bound == "upper":
         total += roundoff + dropped + position_charge
-        factor = n * math.log1p(kappa)
+        factor = n * math.log1p(kappa) + math.log1p(extra_kappa)
     else:
         total -= roundoff + dropped + aliasing + position_charge
-        factor = n * math.log1p(-kappa)
+        factor = n * math.log1p(-kappa) + math.log1p(-extra_kappa)
     if total <= 0:
         return 0.0
-    return math.exp(n * log_norm + factor + math.log(total) - math.log(n))
+    log_norms = n * log_norm + extra_log_norm
+    return math.exp(log_norms + factor + math.log(total) - math.log(n))
 
 
-def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1):
-    """Trapezoidal sum ``(1/P) sum_m X(omega_m)^n W(-omega_m)``, its round-off and dropped part."""
+def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1, extra=None):
+    """Trapezoidal sum ``(1/P) sum_m X(omega_m)^n W(-omega_m)``, its round-off and dropped part.
+
+    ``extra``: (index, tilted masses) of one more term, whose transform multiplies ``X^n``.
+    """
     size = index.shape[0]
     mass_sum = float(np.sum(tilted))
     power_error = _COMPLEX_PRODUCT_ERROR * _UNIT_ROUNDOFF * (2 * n + n.bit_length())
@@ -368,7 +444,7 @@ def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1):
         count = min(count, math.ceil(cutoff[0] * nodes_total / (2 * math.pi)) + 1)
     if cutoff is None or count > _DIRECT_NODES:
         if nodes_total > MAX_NODES:
-            raise ValueError(
+            raise FourierNodesError(
                 f"the blanket sum for n={n} needs {nodes_total} Fourier nodes (limit {MAX_NODES}); "
                 "increase grid_step"
             )
@@ -378,26 +454,56 @@ def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1):
         node_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * math.log2(length) * mass_sum
         nodes = np.arange(values.shape[0])
         sup_dropped = 0.0
+        if extra is not None:
+            extra_sum = float(np.sum(extra[1]))
+            folded = np.bincount(extra[0] % length, extra[1], minlength=length)
+            extra_values = np.conj(fft.rfft(folded))
+            extra_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * math.log2(length) * extra_sum
     else:
         nodes = np.arange(count)
         values = _direct_transform(index, tilted, nodes, nodes_total)
-        node_error = 2 * (size + 8) * _UNIT_ROUNDOFF * mass_sum
+        node_error = 8 * (size + 2) * _UNIT_ROUNDOFF * mass_sum
         sup_dropped = cutoff[1]
-    omega = (2 * math.pi / nodes_total) * nodes
-    kernel = _kernel(omega, rate, step)
+        if extra is not None:
+            extra_sum = float(np.sum(extra[1]))
+            extra_values = _direct_transform(extra[0], extra[1], nodes, nodes_total)
+            extra_error = 8 * (extra[0].shape[0] + 2) * _UNIT_ROUNDOFF * extra_sum
     weights = np.full(nodes.shape[0], 2.0)
     weights[0] = 1.0
     if nodes_total % 2 == 0 and nodes[-1] == nodes_total // 2:
         weights[-1] = 1.0
-    powered = spectrum_power(values, n)
     magnitude = np.abs(values) + node_error
     with np.errstate(under="ignore", divide="ignore"):
-        bound_n = np.exp(n * np.log(magnitude))
-        relative = n * node_error / magnitude + power_error + 16 * _UNIT_ROUNDOFF
+        log_bound = n * np.log(magnitude)
+    # Nodes with |X|^n <= e^_SKIP_LOG are not evaluated: each is charged its bound times
+    # the kernel's largest modulus h r / (1 - r)^2 (at omega = 0).
+    live = log_bound > _SKIP_LOG
+    evaluated = nodes.shape[0]
+    sup_extra = 1.0 if extra is None else extra_sum + extra_error
+    r = math.exp(-rate)
+    kernel_max = step * r / math.expm1(-rate) ** 2
+    skipped = math.exp(_SKIP_LOG) * float(np.sum(weights[~live])) * kernel_max * sup_extra
+    nodes, values, weights = nodes[live], values[live], weights[live]
+    magnitude, log_bound = magnitude[live], log_bound[live]
+    kernel = _kernel((2 * math.pi / nodes_total) * nodes, rate, step)
+    powered = spectrum_power(values, n)
+    bound_n = np.exp(log_bound)
+    relative = n * node_error / magnitude + power_error + 16 * _UNIT_ROUNDOFF
+    if extra is not None:
+        # |X_0| <= its tilted mass sum; the product adds its node error and one rounding.
+        extra_values = extra_values[live]
+        powered = powered * extra_values
+        extra_magnitude = np.abs(extra_values) + extra_error
+        bound_n = bound_n * extra_magnitude
+        relative = relative + extra_error / extra_magnitude
+        relative = relative + _COMPLEX_PRODUCT_ERROR * _UNIT_ROUNDOFF
     total = float(np.dot(weights, (powered * kernel).real)) / nodes_total
-    roundoff = float(np.dot(weights, bound_n * relative * np.abs(kernel))) / nodes_total
-    dropped_nodes = nodes_total - (2 * nodes.shape[0] - 1)
-    dropped = sup_dropped**n * kernel_l1 if dropped_nodes > 0 and sup_dropped > 0 else 0.0
+    roundoff = float(np.dot(weights, bound_n * relative * np.abs(kernel)))
+    roundoff = (roundoff + skipped) / nodes_total
+    dropped_nodes = nodes_total - (2 * evaluated - 1)
+    dropped = (
+        sup_dropped**n * sup_extra * kernel_l1 if dropped_nodes > 0 and sup_dropped > 0 else 0.0
+    )
     return total, roundoff, dropped
 
 

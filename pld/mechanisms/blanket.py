@@ -68,9 +68,9 @@ ANALYSES = ("best", "blanket", "clones")
 #: Default number of eps grid points on [0, eps_top] for connect-the-dots.
 DEFAULT_NUM_POINTS = 96
 
-#: ``analysis="best"`` evaluates the clones profile at every this-many-th grid point
-#: first, and everywhere only if it beats the blanket profile at one of them.
-CLONES_PROBE = 4
+#: ``analysis="best"`` evaluates the clones profile at this many evenly spread grid
+#: points first, and everywhere only if it beats the blanket profile at one of them.
+CLONES_PROBE = 8
 
 #: The grid ends where the upper one-round delta falls below this.
 PROFILE_FLOOR = 1e-25
@@ -114,7 +114,7 @@ def _check_blanket(randomizer: Randomizer) -> None:
 
 
 def profile_bounds(
-    randomizer: Randomizer, n: int, eps: np.ndarray
+    randomizer: Randomizer, n: int, eps: np.ndarray, *, lower_side: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rigorous (lower, upper) one-round blanket delta(eps) of the shuffled protocol.
 
@@ -130,6 +130,9 @@ def profile_bounds(
         Number of users, >= 1.
     eps : ndarray
         Values of eps >= 0, nats.
+    lower_side : bool
+        False: only the upper values are computed (finite randomizers; the lower
+        values are then 0, a valid but empty lower bound).
 
     Returns
     -------
@@ -152,7 +155,7 @@ def profile_bounds(
     pairs = randomizer.blanket_classes()
     extra = [_outside_delta(out_x, out_y, eps) for out_x, out_y in randomizer.outside()]
     if len(pairs) == 1:
-        lower, upper = positive_part_bounds(*pairs[0], n, eps)
+        lower, upper = positive_part_bounds(*pairs[0], n, eps, lower_side=lower_side)
         return _add(lower, extra[0], -1), _add(upper, extra[0], 1)
     # Pairs whose analytic Chernoff bound is already below the running upper value at
     # some eps cannot raise the maximum there: they are skipped at that eps.
@@ -164,7 +167,7 @@ def profile_bounds(
         needed = cheap[index] > upper
         if not np.any(needed):
             continue
-        lo, up = positive_part_bounds(*pairs[index], n, eps[needed])
+        lo, up = positive_part_bounds(*pairs[index], n, eps[needed], lower_side=lower_side)
         lower[needed] = np.maximum(lower[needed], _add(lo, extra[index][needed], -1))
         upper[needed] = np.maximum(upper[needed], _add(up, extra[index][needed], 1))
     return lower, upper
@@ -196,14 +199,17 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
     if _is_continuous_best(randomizer, analysis):
         from pld.mechanisms.blanket_continuous import best_profile_bounds as profile
 
-    def evaluate(eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lower, upper = profile(randomizer, n, eps)
+    def evaluate(eps: np.ndarray, lower_side: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        if profile is profile_bounds:
+            lower, upper = profile_bounds(randomizer, n, eps, lower_side=lower_side)
+        else:
+            lower, upper = profile(randomizer, n, eps)
         if use_clones:
             from pld.mechanisms.clones import clones_delta_bounds
 
-            # Probe every CLONES_PROBE-th point first; where the clones pair does not
-            # win there, the blanket values alone (valid) are kept everywhere.
-            probe = np.arange(0, eps.size, CLONES_PROBE)
+            # Probe CLONES_PROBE points first; where the clones pair does not win
+            # there, the blanket values alone (valid) are kept everywhere.
+            probe = np.unique(np.linspace(0, eps.size - 1, CLONES_PROBE).round().astype(int))
             c_lower, c_upper = clones_delta_bounds(n, eps0, eps[probe])
             if np.any(c_upper < upper[probe]):
                 probe = np.arange(eps.size)
@@ -362,7 +368,7 @@ def shuffle(
     step = loss_grid_step
     if step is None:
         coarse = np.linspace(0.0, top, 9)
-        grid, values = _symmetric(coarse, evaluate(coarse)[1])
+        grid, values = _symmetric(coarse, evaluate(coarse, lower_side=False)[1])
         vertices, hull = profile_hull(grid, values)
         pair = pair_from_hull(grid, vertices, hull, "upper")
         p_mass = pair.p_mass
