@@ -158,7 +158,7 @@ def _research_row(n: int, eps0: float, delta: float, wang: str | None, balle: st
     return row
 
 
-def _research(sizes: list[int], wang: str | None, balle: str | None) -> None:
+def _research(sizes: list[int], deltas: list[float], wang: str | None, balle: str | None) -> None:
     print("k-RR (k = 4), one round: eps(delta), ours as [lower, upper]; time of one delta(eps)")
     print(
         f"{'n':>8} {'eps0':>4} {'delta':>6} {'blanket [lower, upper]':>24} {'best upper':>10} "
@@ -166,7 +166,7 @@ def _research(sizes: list[int], wang: str | None, balle: str | None) -> None:
     )
     for n in sizes:
         for eps0 in RESEARCH_EPS0:
-            for delta in RESEARCH_DELTAS:
+            for delta in deltas:
                 arguments = [str(n), str(eps0), str(delta), wang or "", balle or ""]
                 result = subprocess.run(
                     [sys.executable, __file__, "--research-child", *arguments],
@@ -207,6 +207,9 @@ def main() -> None:
         default=os.environ.get("PLD_BALLE_CODE"),
         help="checkout of BorjaBalle/amplification-by-shuffling (default: $PLD_BALLE_CODE)",
     )
+    parser.add_argument(
+        "--deltas", type=float, nargs="+", default=list(RESEARCH_DELTAS), help="--research deltas"
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--research-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -222,7 +225,7 @@ def main() -> None:
         if not (args.wang or args.balle):
             parser.error("--research needs --wang DIR and/or --balle DIR (or PLD_*_CODE)")
         sizes = args.n or [n for n in RESEARCH_SIZES if not args.quick or n <= 10**5]
-        _research(sizes, args.wang, args.balle)
+        _research(sizes, args.deltas, args.wang, args.balle)
         return
     sizes = args.n or [n for n in SIZES if not args.quick or n <= 10**5]
     print(f"eps({DELTA:g}) after {ROUNDS} rounds; times in s; peak RSS of the process in MB")
