@@ -289,3 +289,54 @@ def test_shared_sum_with_an_extra_term_against_direct_convolution():
     ]
     assert bounds[0] <= truth <= bounds[1]
     assert bounds[1] - bounds[0] <= 1e-9 * truth
+
+
+def _explicit_groups(probs, above, below):
+    rest = ~(above | below)
+    return np.array([[row[g].sum() for g in (above, below, rest)] for row in probs])
+
+
+@pytest.mark.parametrize("name", ["local_hashing", "hadamard", "unary"])
+def test_observer_groups_with_set_aside_reports_match_the_matrix(name):
+    # The presets' last observer candidate (others hold z; reports that betray z set
+    # aside) in closed form, against the same grouping applied to the explicit matrix.
+    if name == "local_hashing":
+        randomizer = pld.randomizers.local_hashing(1.5, 3, 3)
+        x, y, z, g = 0, 1, 2, 3
+        functions = np.array(list(np.ndindex(g, g, g)))
+        hashed = np.repeat(functions, g, axis=0)
+        bucket = np.tile(np.arange(g), functions.shape[0])
+        keep = bucket != hashed[:, z]
+        above = (bucket == hashed[:, x]) & (bucket != hashed[:, y]) & keep
+        below = (bucket == hashed[:, y]) & (bucket != hashed[:, x]) & keep
+    elif name == "hadamard":
+        randomizer = pld.randomizers.hadamard(1.5, 7)
+        x, y, z = 0, 1, 3
+        owned = randomizer.matrix > randomizer.matrix.min()
+        above = owned[x] & ~owned[y] & ~owned[z]
+        below = owned[y] & ~owned[x] & ~owned[z]
+    else:
+        randomizer = pld.randomizers.unary(1.5, 4)
+        x, y, z = 0, 1, 2
+        bits = (np.arange(16)[:, None] >> np.arange(4)[None, :]) & 1
+        keep = bits[:, z] == 0
+        above = (bits[:, x] == 1) & (bits[:, y] == 0) & keep
+        below = (bits[:, y] == 1) & (bits[:, x] == 0) & keep
+    probs = randomizer.matrix[[x, y, z]]
+    expected = _explicit_groups(probs, above, below)
+    np.testing.assert_allclose(np.array(randomizer.observer_groups()[-1]), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["local_hashing", "unary"])
+def test_observer_band_is_narrow_with_set_aside_reports(name):
+    # Others hold a third input z and the reports that betray z are set aside: the
+    # protocol's lower bound comes within 7 % of the certified upper bound at n = 10^4
+    # (measured 7.0 % OLH, 6.8 % OUE; 26 % when the reports are kept).
+    randomizer = {
+        "local_hashing": pld.randomizers.local_hashing(2.0, 100),
+        "unary": pld.randomizers.unary(2.0, 100),
+    }[name]
+    n = 10_000
+    lower = pld.shuffle_observer(randomizer, n).epsilon_bounds(1e-6)[0]
+    upper = pld.shuffle(randomizer, n).epsilon_bounds(1e-6)[1]
+    assert 0.92 * upper <= lower <= upper

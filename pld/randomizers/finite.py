@@ -150,19 +150,33 @@ class FiniteRandomizer(Randomizer):
         For the pair (x, x') with the largest total-variation distance between its
         rows, the outputs are grouped by ``R(x)(y) / R(x')(y)`` above 1, below 1 and
         equal to 1 (in this order); every other user holds one value: x' or, for up
-        to two candidates, another input. ``pi_others`` is that value's law on the groups.
+        to two candidates, another input z. ``pi_others`` is that value's law on the
+        groups. For each z a second grouping also sends the outputs more likely under
+        z than under both x and x' to the last group (the reports that mostly betray
+        the other users, as the blanket analysis reveals non-blanket reports).
         """
         probs = self._probs
         distance = 0.5 * np.abs(probs[:, None, :] - probs[None, :, :]).sum(axis=2)
         x, other = np.unravel_index(int(np.argmax(distance)), distance.shape)
         thirds = [v for v in range(self.num_inputs) if v not in (x, other)][:2]
-        return [_group(probs[x], probs[other], probs[v]) for v in [other, *thirds]]
+        candidates = [_group(probs[x], probs[other], probs[v]) for v in [other, *thirds]]
+        for v in thirds:
+            betraying = probs[v] > np.maximum(probs[x], probs[other])
+            candidates.append(_group(probs[x], probs[other], probs[v], betraying))
+        return candidates
 
 
-def _group(first: np.ndarray, second: np.ndarray, others: np.ndarray) -> Groups:
+def _group(
+    first: np.ndarray,
+    second: np.ndarray,
+    others: np.ndarray,
+    discard: np.ndarray | None = None,
+) -> Groups:
     # Any grouping is a post-processing of the view; ratios within round-off of 1
-    # go to the "equal" group.
+    # go to the "equal" group, and so do the ``discard`` outputs.
     above, below = first > second * (1 + 1e-12), first < second * (1 - 1e-12)
+    if discard is not None:
+        above, below = above & ~discard, below & ~discard
     same = ~(above | below)
     groups = [above, below, same]
     return tuple(np.array([math.fsum(row[g]) for g in groups]) for row in (first, second, others))
@@ -368,6 +382,10 @@ class _LocalHashing(_Preset):
             # A third input's hash is independent of both: it hits h(x) w.p. 1/g.
             third = miss * (self._p / g + self._q * miss)
             candidates.append((_three(high, low), _three(low, high), _three(third, third)))
+            # The same, with the reports whose bucket is h(z) set aside: for x, h(z) is
+            # independent of h(x) and h(x'), so each group keeps a factor 1 - 1/g.
+            high, low = high * miss, low * miss
+            candidates.append((_three(high, low), _three(low, high), _three(low, low)))
         return candidates
 
 
@@ -434,6 +452,10 @@ class _Hadamard(_Preset):
             # owns half of C_0 minus C_1 (K/8 outputs) and half of C_1 minus C_0.
             third = (self._high + self._low) * self.size / 8
             candidates.append((_three(high, low), _three(low, high), _three(third, third)))
+            # The same, with the outputs in C_3 set aside: K/8 outputs per group remain,
+            # all off C_3.
+            high, low = high / 2, low / 2
+            candidates.append((_three(high, low), _three(low, high), _three(low, low)))
         return candidates
 
 
@@ -503,6 +525,10 @@ class _Unary(_Preset):
         candidates = [(_three(high, low), _three(low, high), _three(low, high))]
         if self.domain > 2:
             third = q * (1 - q)
+            candidates.append((_three(high, low), _three(low, high), _three(third, third)))
+            # The same, with the reports whose bit z is set aside (bit z is 1 w.p. q for
+            # x and x', p for z).
+            high, low, third = high * (1 - q), low * (1 - q), third * (1 - p)
             candidates.append((_three(high, low), _three(low, high), _three(third, third)))
         return candidates
 
