@@ -327,16 +327,18 @@ def test_observer_groups_with_set_aside_reports_match_the_matrix(name):
     np.testing.assert_allclose(np.array(randomizer.observer_groups()[-1]), expected, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["local_hashing", "unary"])
-def test_observer_band_is_narrow_with_set_aside_reports(name):
+@pytest.mark.parametrize(
+    "name, n",
+    [("unary", 2000), pytest.param("local_hashing", 10_000, marks=pytest.mark.slow)],
+)
+def test_observer_band_is_narrow_with_set_aside_reports(name, n):
     # Others hold a third input z and the reports that betray z are set aside: the
-    # protocol's lower bound comes within 7 % of the certified upper bound at n = 10^4
-    # (measured 7.0 % OLH, 6.8 % OUE; 26 % when the reports are kept).
+    # protocol's lower bound comes within 8 % of the certified upper bound (measured
+    # 6.9 % OUE at n = 2000, 7.0 % OLH at 10^4; 26 % when those reports are kept).
     randomizer = {
         "local_hashing": pld.randomizers.local_hashing(2.0, 100),
         "unary": pld.randomizers.unary(2.0, 100),
     }[name]
-    n = 10_000
     lower = pld.shuffle_observer(randomizer, n).epsilon_bounds(1e-6)[0]
     upper = pld.shuffle(randomizer, n).epsilon_bounds(1e-6)[1]
     assert 0.92 * upper <= lower <= upper
