@@ -32,7 +32,13 @@ Best of all analyses. For an eps0-LDP randomizer the clones pair of
 ``pld.clones`` (seed 004 eq 3.1) is valid too; ``analysis="best"`` takes the
 pointwise minimum of both one-round profiles (upper values) and its greatest
 convex minorant in ``alpha = e^eps`` (:func:`pld.mechanisms.profile.profile_hull`),
-which is still above the true profile and is what connect-the-dots needs.
+which is still above the true profile and is what connect-the-dots needs. A
+randomizer with a known clone probability p
+(:attr:`pld.randomizers.finite.FiniteRandomizer.clone_probability`; k-RR:
+``gamma / k``) gets ``pld.clones(n, eps0, p)`` itself: for k-RR that pair meets the
+protocol lower bound of :func:`shuffle_observer` (measured: within 2e-5 relative in
+eps after 100 rounds at n = 1000, against 0.2 % for the blanket profile), so no
+valid analysis can do better.
 
 Protocol lower bound (:func:`shuffle_observer`). One concrete neighbouring pair:
 every other user holds one fixed value (x', or a third input), the target x or x'
@@ -307,7 +313,8 @@ def shuffle(
         of the blanket profile and the local Gaussian mechanism's own profile
         (post-processing), which is returned as is (``pld.gaussian``) when the
         blanket bound cannot be evaluated (tiny blanket mass, or beyond its grid
-        limits).
+        limits); the randomizer's own clones pair when it has a
+        ``clone_probability`` (k-RR; module docstring).
     loss_grid_step : float, optional
         Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
         one-round loss's spread.
@@ -331,11 +338,15 @@ def shuffle(
         loss_grid_step = _validate.in_interval(
             "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
         )
-    if analysis == "clones":
+    clone_p = getattr(randomizer, "clone_probability", None)
+    own_clones = analysis == "best" and clone_p is not None and 0 < randomizer.eps0 <= 50
+    if analysis == "clones" or own_clones:
         if not math.isfinite(randomizer.eps0):
             raise ValueError("analysis='clones' needs an eps0-LDP randomizer (eps0 is infinite)")
         from pld.mechanisms.clones import clones
 
+        if own_clones:  # the randomizer's own clones pair: tight (module docstring)
+            return clones(n, randomizer.eps0, clone_p, loss_grid_step=loss_grid_step)
         return clones(n, min(randomizer.eps0, 50.0), loss_grid_step=loss_grid_step)
     from pld.randomizers.finite import FiniteRandomizer
 

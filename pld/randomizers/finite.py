@@ -110,6 +110,18 @@ class FiniteRandomizer(Randomizer):
         """gamma = ``sum_y min_x R(x)(y)``, in [0, 1]."""
         return self._gamma
 
+    @property
+    def clone_probability(self) -> float | None:
+        """A clone parameter p for which ``pld.clones(n, eps0, p)`` dominates the shuffle.
+
+        None unless the randomizer is known to satisfy the condition of Feldman,
+        McMillan and Talwar (2021, Thm 3.2; seed 004 §3.1): for every pair (x0, x1)
+        there are laws Q0, Q1, Q* with ``R(x) >= p Q0 + p Q1`` for every x,
+        ``R(x0) = e^eps0 p Q0 + p Q1 + (1 - p - e^eps0 p) Q*`` and the same with
+        Q0, Q1 swapped for x1.
+        """
+        return None
+
     def blanket_classes(self) -> list[Classes]:
         """Distinct ordered pairs (x, x') as classes ``(ratio_x, ratio_x', blanket mass)``.
 
@@ -280,6 +292,17 @@ class _KRR(_Preset):
     def _build_matrix(self) -> np.ndarray:
         k, gamma = self.k, self.gamma
         return np.full((k, k), gamma / k) + np.eye(k) * (1.0 - gamma)
+
+    @property
+    def clone_probability(self) -> float:
+        """``gamma / k = 1 / (e^eps0 + k - 1)``: Q0, Q1 the point masses at x0, x1.
+
+        Every input reports x0 and x1 with probability at least gamma / k;
+        ``R(x0)`` puts ``e^eps0 p`` on x0, ``p`` on x1 and ``(k - 2) p`` (Q*: uniform
+        on the other outputs) elsewhere. For k = 2 this is the default p of
+        ``pld.clones``.
+        """
+        return self.gamma / self.k
 
     def blanket_classes(self) -> list[Classes]:
         k, gamma = self.k, self.gamma
