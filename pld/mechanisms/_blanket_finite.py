@@ -16,28 +16,22 @@ the zero class) is enumerated; the masses are multinomial probabilities.
 
 Block path (large n): the law of a block S_m = W_1 + ... + W_m is enumerated
 exactly (its atoms are dense on the scale of the lattice below), then put on a
-lattice of step h in two ways:
+lattice of step h (``STEPS_PER_BLOCK_STD`` steps per standard deviation of the
+tilted block) in two ways (:mod:`pld.mechanisms._blanket_sum`):
 
 * upper: each atom's mass is split between the two lattice points around it with
   its mean preserved (a mean-preserving spread). Convex order is preserved by
   sums of independent variables and ``(.)_+`` is convex, so the n-fold value can
-  only grow; the error is second order in h (a variance inflation of h^2/4 per
-  block).
-* lower: a left-to-right sweep merges the carried mass with just enough of the
-  next atom to land exactly on the lattice point between them (a contraction:
-  conditional expectations), merging whole atoms when that is not possible;
-  the last carry is moved down to the lattice point below (``(.)_+`` is
-  non-decreasing). Every merge is a contraction, so the value can only shrink.
+  only grow; the error is second order in h.
+* lower: a contraction (masses merged into barycentres landing on lattice
+  points, the last carry moved down): the value can only shrink.
 
-Both lattice laws are exponentially tilted by ``e^(theta s)`` with the saddle
-point theta of W (mean zero after tilting), so that the FFT window only needs to
-hold the bulk of the tilted law: ``E[S_+] = M(theta)^n E_theta[S_+ e^(-theta S)]``.
-The window's left-out tilted mass is bounded by Chernoff bounds and charged
-(upper: the largest weight ``s e^(-theta s)`` beyond the window; lower: the largest
-weight anywhere, for mass folded in by the circular convolution); the FFT
-round-off is bounded bin by bin as in :mod:`pld.engine.compose`
-(docs/error-bounds.md §4). Computed positions are moved by a relative 1e-10
-(up for the upper, down for the lower side) to cover their float error.
+With ``n = b m + r``, the sum of the b i.i.d. lattice blocks and of the remainder
+block (r users, enumerated the same way) is evaluated by the one blanket-sum
+evaluator :func:`pld.mechanisms._blanket_sum.positive_part_mean` (tilted
+characteristic-function trapezoid, every truncation and round-off charged); its
+cost hardly grows with n. Computed positions are moved by a relative 1e-10 (up
+for the upper, down for the lower side) to cover their float error.
 """
 
 from __future__ import annotations

@@ -4,7 +4,12 @@ The blanket bound of a shuffled randomizer (docs/blanket-continuous.md) is
 ``(1/n) E[(S)_+]`` for a sum ``S`` of ``n`` i.i.d. copies of a real variable.
 This module turns the variable's law into lattice laws that bound the
 expectation from both sides, and evaluates the expectation by a characteristic-
-function integral whose every approximation is bounded.
+function integral whose every approximation is bounded. It is the one evaluator of
+the blanket sum: the continuous randomizers pass the lattice law of one user's
+term, the finite ones (:mod:`pld.mechanisms._blanket_finite`) that of an exactly
+enumerated block of users, plus one remainder block as the ``extra`` term (its
+transform multiplies ``X^n``; its Chernoff exponent, round-off and mass error are
+added to those below).
 
 Lattice laws (grid ``z_j = j h``): ``(.)_+`` is convex and non-decreasing, and
 convex order is preserved by sums of independent variables, so
