@@ -77,6 +77,9 @@ _DIRECT_NODES = 1024
 _CHERNOFF_BINS = 2048
 #: The dropped nodes have ``|X|^n <= exp(-_DROPPED_LOG_SUP)``.
 _DROPPED_LOG_SUP = 100.0
+#: The period covers the kernel ``w(s) = (s h)_+ e^{-theta s h}`` up to ``theta s h`` =
+#: this; the rest (``e^-40`` of the peak region's weight) is charged as aliasing.
+_KERNEL_REACH = 40.0
 #: FFT nodes with ``|X|^n <= exp(_SKIP_LOG)`` are charged instead of powered.
 _SKIP_LOG = -700.0
 
@@ -172,6 +175,12 @@ def contract_to_grid(positions: np.ndarray, masses: np.ndarray) -> tuple[int, np
         if carry_mass > 0.0:
             out[int(math.floor(carry_mean)) - first] += carry_mass
     return first, out
+
+
+def _plan_length(minimum: int) -> int:
+    """Smallest ``2^k`` or ``3 * 2^k`` >= ``minimum``: few lengths, so FFTW plans are reused."""
+    power = 1 << math.ceil(math.log2(max(minimum, 2)))
+    return 3 * power // 4 if power >= 4 and 3 * power // 4 >= minimum else power
 
 
 def _tilted_mean(log_mass: np.ndarray, z: np.ndarray, theta: float) -> float:
@@ -399,8 +408,8 @@ def positive_part_mean(
         None if extra_law is None else (extra_law[0], extra_log),
     )
     reach_up, reach_down = chernoff.reach(math.log(TAIL_MASS))
-    half = max(reach_up, reach_down, 60.0 / rate, 8.0) + 2.0
-    nodes_total = 1 << math.ceil(math.log2(2 * math.ceil(half)))  # FFTW plans are reused for 2^k
+    half = max(reach_up, reach_down, _KERNEL_REACH / rate, 8.0) + 2.0
+    nodes_total = _plan_length(2 * math.ceil(half))
     r = math.exp(-rate)
     kernel_l1 = (
         step * (1 + r**nodes_total) / (-math.expm1(-2 * rate) * -math.expm1(-rate * nodes_total))
