@@ -98,7 +98,7 @@ OBSERVER_MAX_ATOMS = 20_000_000
 #: (measured: 0.4 s at 1e4, 4 s at 1e5, 22 s at 1e6 on the 2-core machine).
 OBSERVER_MAX_USERS = 10**6
 #: Largest n the finite blanket evaluation accepts: its cost grows like sqrt(n) log n
-#: and reaches about 10 s at 1e7 (k-RR, 2-core machine; benchmarks/shuffle.py).
+#: and reaches about 6 s of CPU at 1e7 (OLH, 2-core machine; benchmarks/shuffle.py).
 BLANKET_MAX_USERS = 10**7
 
 
@@ -355,7 +355,7 @@ def shuffle(
         if n > BLANKET_MAX_USERS:
             raise ValueError(
                 f"n must be at most {BLANKET_MAX_USERS} for the blanket analysis of a finite "
-                f"randomizer (got {n}): its work grows like sqrt(n) log n (about 10 s at 1e7); "
+                f"randomizer (got {n}): its work grows like sqrt(n) log n (about 6 s at 1e7); "
                 "analysis='clones' covers an eps0-LDP randomizer at larger n"
             )
     if randomizer.eps0 == 0.0:  # every input has the same output law: nothing leaks
