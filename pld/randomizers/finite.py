@@ -164,8 +164,9 @@ class FiniteRandomizer(Randomizer):
         equal to 1 (in this order); every other user holds one value: x' or, for up
         to two candidates, another input z. ``pi_others`` is that value's law on the
         groups. For each z a second grouping also sends the outputs more likely under
-        z than under both x and x' to the last group (the reports that mostly betray
-        the other users, as the blanket analysis reveals non-blanket reports).
+        z than under x or x' to the last group (the reports that betray the other
+        users, as the blanket analysis reveals non-blanket reports); the presets'
+        closed forms follow the same rule.
         """
         probs = self._probs
         distance = 0.5 * np.abs(probs[:, None, :] - probs[None, :, :]).sum(axis=2)
@@ -173,7 +174,7 @@ class FiniteRandomizer(Randomizer):
         thirds = [v for v in range(self.num_inputs) if v not in (x, other)][:2]
         candidates = [_group(probs[x], probs[other], probs[v]) for v in [other, *thirds]]
         for v in thirds:
-            betraying = probs[v] > np.maximum(probs[x], probs[other])
+            betraying = probs[v] > np.minimum(probs[x], probs[other])
             candidates.append(_group(probs[x], probs[other], probs[v], betraying))
         return candidates
 
