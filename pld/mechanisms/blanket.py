@@ -42,7 +42,9 @@ valid analysis can do better.
 
 Protocol lower bound (:func:`shuffle_observer`). One concrete neighbouring pair:
 every other user holds one fixed value (x', or a third input), the target x or x'
-(the candidate with the largest one-round lower curve is kept). The outputs are grouped by the
+(the candidate with the largest one-round lower curve is kept; with a third input
+z, a second grouping sets aside the reports more likely under z than under x or
+x', :meth:`pld.randomizers.finite.FiniteRandomizer.observer_groups`). The outputs are grouped by the
 sign of ``log R(x)(y)/R(x')(y)`` (a post-processing: lossless when the ratio takes
 only the values c, 1/c and 1, as for all presets) and the histogram of the groups
 is enumerated exactly (binomial windows for large n, the dropped mass charged

@@ -471,6 +471,10 @@ class _Hadamard(_Preset):
         quarter = self.size // 4
         high, low = self._high * quarter, self._low * quarter
         candidates = [(_three(high, low), _three(low, high), _three(low, high))]
+        if self.domain > 2:
+            # Input 2 owns row 3 = row 1 * row 2 of H: C_2 misses C_0 xor C_1, so its
+            # users put only the low probability on both groups (blanket-like).
+            candidates.append((_three(high, low), _three(low, high), _three(low, low)))
         if self.domain > 3:
             # Inputs 0, 1 and 3 own rows 1, 2 and 4 of H: independent rows, so input 3
             # owns half of C_0 minus C_1 (K/8 outputs) and half of C_1 minus C_0.
