@@ -60,8 +60,11 @@ def in_interval(
 
 
 def loss_grid_step(value: object) -> float:
-    """Return ``value`` as a loss grid step in nats, or raise unless it lies in (0, 1]."""
-    return in_interval("loss_grid_step", value, 0.0, 1.0, low_open=True)
+    """Return ``value`` as a loss grid step in nats, or raise unless it lies in
+    [``pld.engine.MIN_LOSS_GRID_STEP``, 1] (the range :func:`pld.from_pmfs` accepts)."""
+    from pld.engine import MIN_LOSS_GRID_STEP
+
+    return in_interval("loss_grid_step", value, MIN_LOSS_GRID_STEP, 1.0)
 
 
 def optional_loss_grid_step(value: object) -> float | None:

@@ -205,6 +205,7 @@ def refine(
     for other in ((loss,) if current is not loss else ()) + loss._views:
         other_lower, other_upper = measure(other)
         lower, upper = np.maximum(lower, other_lower), np.minimum(upper, other_upper)
+    lower = np.minimum(lower, upper)
     order = _INITIAL_ORDER
     stalled = 0
     tilted = tilt_points is None

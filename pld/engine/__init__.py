@@ -111,8 +111,9 @@ def choose_loss_grid_step(loss_std: float, steps_per_std: float = STEPS_PER_LOSS
     """
     if not loss_std > 0 or not math.isfinite(loss_std):
         return DEFAULT_LOSS_GRID_STEP
-    ratio = DEFAULT_LOSS_GRID_STEP * steps_per_std / loss_std
-    refinement = min(MAX_REFINEMENT, max(0, math.ceil(math.log2(ratio))))
+    # In logs: the ratio itself overflows for a subnormal loss_std.
+    exponent = math.log2(DEFAULT_LOSS_GRID_STEP * steps_per_std) - math.log2(loss_std)
+    refinement = min(MAX_REFINEMENT, max(0, math.ceil(exponent)))
     return DEFAULT_LOSS_GRID_STEP / 2**refinement
 
 

@@ -29,6 +29,11 @@ MAX_EPS0 = 50.0
 #: default: it absorbs the caller's own float rounding of the default value.
 P_ROUNDING_TOLERANCE = 1e-12
 
+#: With the default p, a smaller ε0 is computed as this one (an ε0-LDP randomiser is
+#: ε0'-LDP for every ε0' >= ε0, so that pair dominates): below it 1 - 2p = tanh(ε0/2)
+#: underflows and its logarithm with it.
+_SMALLEST_DEFAULT_EPS0 = 1e-300
+
 #: Rows of a + b whose probability is below this are left out (and charged): their
 #: points' masses, times r >= e^-50 and a binomial window pmf, would underflow.
 _SMALLEST_ROW_MASS = 1e-250
@@ -58,6 +63,8 @@ def _pair(n: object, eps0: object, p: object) -> _ClonesPair:
     """Validate (n, eps0, p) and return the pair of seed 004 eq 3.1-3.2."""
     n = _validate.integer_at_least("n", n, 1, _validate.MAX_USERS)
     eps0 = _validate.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
+    if p is None:
+        eps0 = max(eps0, _SMALLEST_DEFAULT_EPS0)
     p_max = 1.0 / (math.exp(eps0) + 1.0)
     if p is None:
         p = p_max

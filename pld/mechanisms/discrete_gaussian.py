@@ -39,6 +39,10 @@ _REACH = 9.6
 #: Most outputs enumerated; a larger σ is refused.
 MAX_OUTPUTS = 2**24
 
+#: Smallest σ accepted: below it σ² underflows (and the losses, ~Δ/(2σ²) nats, exceed
+#: any grid long before: σ = 1e-10 is already refused by the grid budget).
+SMALLEST_SIGMA = 1e-100
+
 
 def discrete_gaussian_log_pmfs(
     sigma: float, sensitivity: int
@@ -49,12 +53,13 @@ def discrete_gaussian_log_pmfs(
     (the enumerated sum misses at most ``1e-20`` of Z), well inside the engine's
     assumed relative mass accuracy.
     """
-    reach = math.ceil(_REACH * sigma) + sensitivity
-    if 2 * reach + 1 > MAX_OUTPUTS:
+    outputs = 2.0 * (_REACH * sigma + sensitivity) + 1.0
+    if outputs > MAX_OUTPUTS:
         raise ValueError(
-            f"sigma={sigma:g} needs {2 * reach + 1} outputs (limit {MAX_OUTPUTS}); "
+            f"sigma={sigma:g} needs about {outputs:.3g} outputs (limit {MAX_OUTPUTS}); "
             "for sigma this large use pld.gaussian, whose pair is practically the same"
         )
+    reach = math.ceil(_REACH * sigma) + sensitivity
     x = np.arange(-reach, reach + 1, dtype=np.float64)
     log_z = float(logsumexp(-(x**2) / (2 * sigma**2)))
     log_p = -(x**2) / (2 * sigma**2) - log_z
@@ -88,7 +93,7 @@ def discrete_gaussian(
     Parameters
     ----------
     sigma : float
-        Scale σ > 0 of the discrete Gaussian (integer units), at most about
+        Scale σ of the discrete Gaussian (integer units), at least ``SMALLEST_SIGMA``, at most about
         ``MAX_OUTPUTS / 19``.
     sensitivity : int
         l1 (= l2 in one dimension) sensitivity Δ >= 1 of the integer-valued query.
@@ -104,7 +109,7 @@ def discrete_gaussian(
     PLD
         One round, ``symmetric=True``.
     """
-    sigma = _validate.positive("sigma", sigma)
+    sigma = _validate.in_interval("sigma", sigma, SMALLEST_SIGMA, math.inf)
     sensitivity = _validate.integer_at_least("sensitivity", sensitivity, 1)
     x, log_p, log_q = discrete_gaussian_log_pmfs(sigma, sensitivity)
     if loss_grid_step is None:

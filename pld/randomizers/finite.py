@@ -374,7 +374,7 @@ class _LocalHashing(_Preset):
             domain,
             g**domain * g if domain * math.log(g) < 60 else 2**62,
             eps0,
-            constant + both + 2 * single + neither,
+            min(1.0, constant + both + 2 * single + neither),  # a sum of 1 rounded up
         )
 
     def __repr__(self) -> str:
@@ -429,13 +429,13 @@ def local_hashing(eps0: float, domain: int, buckets: int | None = None) -> Finit
     domain : int
         Number of inputs, >= 2.
     buckets : int, optional
-        g >= 2; default the optimal ``round(e^eps0 + 1)`` of OLH (g = 2 is BLH).
+        g in [2, 2^40]; default the optimal ``round(e^eps0 + 1)`` of OLH (g = 2 is BLH).
     """
     eps0 = _check_eps0(eps0)
     domain = _validate.integer_at_least("domain", domain, 2)
     if buckets is None:
         buckets = max(2, int(round(math.exp(eps0) + 1)))
-    buckets = _validate.integer_at_least("buckets", buckets, 2)
+    buckets = _validate.integer_at_least("buckets", buckets, 2, _validate.MAX_USERS)
     return _LocalHashing(eps0, domain, buckets)
 
 
