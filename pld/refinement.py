@@ -23,10 +23,17 @@ when the target is met, when the next grid would exceed
 when refinements stop narrowing the bracket; in every case but the first the
 best bracket found is returned with an :class:`AccuracyWarning` naming the limit.
 
-Every bracket computed along the way is a valid bracket of the same quantity,
-so the answer is their intersection: refinement never moves an upper bound up
-nor a lower bound down. The most refined PLD is cached on the queried object,
-so later queries start from it.
+Every upper bound computed along the way is a valid upper bound on the
+mechanism, so the answer's upper bound is the smallest of them: refinement never
+moves an upper bound up. Lower bounds are not intersected across grids: a
+mechanism built from a privacy profile (``pld.shuffle``, ``pld.subsample``,
+``pld.checkin``, ``pld.from_privacy_profile``) is a connect-the-dots pair on an
+eps grid that follows the loss grid, so each grid's lower bound brackets its own
+pair (one that converges to the analysis from above); the answer's lower bound
+is the one of the most refined PLD (and of its tilted compositions, which share
+its pair). With nested grids that pair lies below every coarser one, so the
+bracket stays ordered. The most refined PLD is cached on the queried object, so
+later queries start from it.
 """
 
 from __future__ import annotations
@@ -204,7 +211,9 @@ def refine(
     lower, upper = measure(current)
     for other in ((loss,) if current is not loss else ()) + loss._views:
         other_lower, other_upper = measure(other)
-        lower, upper = np.maximum(lower, other_lower), np.minimum(upper, other_upper)
+        upper = np.minimum(upper, other_upper)
+        if other.loss_grid_step == current.loss_grid_step:
+            lower = np.maximum(lower, other_lower)
     lower = np.minimum(lower, upper)
     order = _INITIAL_ORDER
     stalled = 0
@@ -292,8 +301,8 @@ def refine(
             )
             return lower, upper
         new_lower, new_upper = measure(candidate)
-        lower, upper = np.maximum(lower, new_lower), np.minimum(upper, new_upper)
-        lower = np.minimum(lower, upper)
+        upper = np.minimum(upper, new_upper)
+        lower = np.minimum(new_lower, upper)
         loss._remember(candidate)
         current = candidate
         tilted = tilt_points is None
