@@ -37,6 +37,7 @@ from pld import _validate
 from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.blanket import ANALYSES, RANDOMIZER_OPTIONS, RANDOMIZERS, build_randomizer
+from pld.mechanisms.checkin_exact import ExactCounts, exact_count_limit
 from pld.mechanisms.checkin_mixture import (
     ADJACENCIES,
     DEFAULT_COUNT_TOLERANCE,
@@ -44,6 +45,7 @@ from pld.mechanisms.checkin_mixture import (
     checkin_from_bases,
 )
 from pld.randomizers.base import Randomizer
+from pld.randomizers.finite import FiniteRandomizer
 from pld.recipes import refinable
 
 #: Truncation of the clones pair of each count (``pld.clones``'s ``tail_mass``):
@@ -65,6 +67,7 @@ def checkin(
     loss_grid_step: float | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+    exact_counts: int | None = None,
 ) -> PLD:
     """One round of shuffled check-in (seed 000, Algorithm 1).
 
@@ -99,12 +102,18 @@ def checkin(
     count_tolerance : float
         Block width knob (:mod:`pld.mechanisms.checkin_mixture`), in [0, 1]; 0: every
         count of the bulk.
+    exact_counts : int, optional
+        With a finite ``randomizer`` and ``analysis="best"``: counts ``1..exact_counts``
+        are bounded by the exact worst case over the other users' inputs
+        (:mod:`pld.mechanisms.checkin_exact`), the rest by ``pld.shuffle``. Default:
+        every count whose enumeration fits ``checkin_exact.MAX_ENUMERATION_WORK``; 0: none.
 
     Returns
     -------
     PLD
         One round, symmetric; its upper side is a rigorous bound (for every eps0-LDP
-        randomizer, or for ``randomizer`` as certified by ``pld.shuffle``).
+        randomizer, or for ``randomizer``: exact per count where enumerated, else as
+        certified by ``pld.shuffle``).
     """
     if (eps0 is None) == (randomizer is None):
         raise ValueError(
@@ -117,6 +126,7 @@ def checkin(
         if analysis not in ANALYSES:
             raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
         shuffle(randomizer, 1, analysis)  # rejects an incompatible randomizer up front
+        exact = _exact_counts(randomizer, analysis, adjacency, n, exact_counts)
 
         def base(k: int, step: float | None) -> PLD:
             return shuffle(randomizer, k, analysis, loss_grid_step=step)
@@ -125,6 +135,7 @@ def checkin(
         from pld.mechanisms.clones import clones
 
         eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+        exact = None
 
         def base(k: int, step: float | None) -> PLD:
             return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
@@ -137,7 +148,25 @@ def checkin(
         loss_grid_step=loss_grid_step,
         tail_mass=tail_mass,
         count_tolerance=count_tolerance,
+        exact=exact,
     )
+
+
+def _exact_counts(
+    randomizer: Randomizer, analysis: str, adjacency: str, n: int, requested: int | None
+) -> ExactCounts | None:
+    """The enumerated counts of a finite randomizer (``None`` if none)."""
+    if requested is not None:
+        requested = _validate.integer_at_least("exact_counts", requested, 0)
+    if analysis != "best" or not isinstance(randomizer, FiniteRandomizer) or requested == 0:
+        return None
+    try:
+        matrix = randomizer.matrix
+    except ValueError:
+        return None
+    n = _validate.integer_at_least("n", n, 1)
+    limit = exact_count_limit(matrix, adjacency, n) if requested is None else min(requested, n)
+    return ExactCounts(matrix, limit, randomizer.eps0) if limit > 0 else None
 
 
 @refinable

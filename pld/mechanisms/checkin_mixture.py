@@ -107,6 +107,7 @@ from pld.construction import from_bounds, from_pmfs
 from pld.engine import choose_loss_grid_step
 from pld.loss_distribution import PLD
 from pld.mechanisms._mixture import base_curves, kink_reach
+from pld.mechanisms.checkin_exact import ExactCounts
 from pld.mechanisms.profile import pair_from_hull, profile_hull
 from pld.mechanisms.subsample import MAX_NUM_POINTS, lemma7_terms
 
@@ -167,8 +168,13 @@ def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
     return max(low, 0), min(high, n)
 
 
-def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Block]:
-    """Greedy blocks of counts in ``[max(low, 1), high]`` (module docstring)."""
+def _blocks(
+    n: int, p: float, low: int, high: int, tolerance: float, singles: int = 0
+) -> list[_Block]:
+    """Greedy blocks of counts in ``[max(low, 1), high]`` (module docstring).
+
+    Counts ``<= singles`` are blocks of their own.
+    """
     start = max(low, 1)
     if start > high:
         return []
@@ -187,7 +193,7 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
     while first < counts.size:
         last = first
         peak = heavier[first]
-        while last + 1 < counts.size:
+        while last + 1 < counts.size and counts[first] > singles:
             grown = max(peak, heavier[last + 1])
             if grown * (counts[last + 1] / counts[first] - 1) > tolerance:
                 break
@@ -321,8 +327,13 @@ def _chord(at_low: np.ndarray, at_high: np.ndarray, share: float) -> np.ndarray:
     return (1 - share) * at_low + share * at_high
 
 
-def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side: str) -> np.ndarray:
-    """Replace, per unit weight: ``max(A, B)`` of the block (module docstring)."""
+def _replace_terms(
+    bases: _Bases, block: _Block, n: int, grid: np.ndarray, side: str, exact: ExactCounts | None
+) -> np.ndarray:
+    """Replace, per unit weight: ``max(A, B)`` of the block, or (E1) for an enumerated count."""
+    if exact is not None and exact.covers(block.low, block.high):
+        upper, lower = exact.replace(block.low, block.low / n, grid)
+        return (upper if side == "upper" else lower).astype(np.longdouble)
     if side == "lower":
         base = bases(bases.lower_count(block))
         return np.maximum(*lemma7_terms(base, block.mean / n, grid, "lower"))
@@ -335,10 +346,24 @@ def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side:
 
 
 def _add_remove_terms(
-    n: int, p: float, bases: _Bases, block: _Block, grid: np.ndarray, side: str
+    n: int,
+    p: float,
+    bases: _Bases,
+    block: _Block,
+    grid: np.ndarray,
+    side: str,
+    exact: ExactCounts | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Add/remove, per unit weight: the terms of eq. (2) (pi') and eq. (3) (pi)."""
+    """Add/remove, per unit weight: the terms of eq. (2) (pi') and eq. (3) (pi).
+
+    For an enumerated count, (E2) of :mod:`pld.mechanisms.checkin_exact`.
+    """
     size = n + 1
+    if exact is not None and exact.covers(block.low, block.high):
+        log_r = float(_log_ratio(n, p, block.low))
+        a, b = exact.add_remove(block.low, block.low / size, grid + log_r, grid - log_r)
+        pick = 0 if side == "upper" else 1
+        return a[pick].astype(np.longdouble), b[pick].astype(np.longdouble)
 
     def terms(base: PLD, count: float, bound: str) -> tuple[np.ndarray, np.ndarray]:
         log_r = float(_log_ratio(n, p, count))
@@ -372,6 +397,7 @@ def _profiles(
     bases: _Bases,
     grid: np.ndarray,
     charged: tuple[float, float],
+    exact: ExactCounts | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Upper and lower profile values at the grid, eqs. (1)-(3).
 
@@ -386,8 +412,12 @@ def _profiles(
         lower = zero * low_factor
         for block in blocks:
             weight = np.longdouble(block.weight)
-            upper = upper + weight * up_factor * _replace_terms(bases, block, n, grid, "upper")
-            lower = lower + weight * low_factor * _replace_terms(bases, block, n, grid, "lower")
+            upper = upper + weight * up_factor * _replace_terms(
+                bases, block, n, grid, "upper", exact
+            )
+            lower = lower + weight * low_factor * _replace_terms(
+                bases, block, n, grid, "lower", exact
+            )
         return upper, lower
     pi0 = np.longdouble(_binomial.pmf(0, n, p))
     pi0_add = np.longdouble(_binomial.pmf(0, n + 1, p))
@@ -400,10 +430,10 @@ def _profiles(
     forward_low, reverse_low = zero_f * low_factor, zero_r * low_factor
     for block in blocks:
         weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
-        a, b = _add_remove_terms(n, p, bases, block, grid, "upper")
+        a, b = _add_remove_terms(n, p, bases, block, grid, "upper", exact)
         forward = forward + weight_add * up_factor * a
         reverse = reverse + weight * up_factor * b
-        a, b = _add_remove_terms(n, p, bases, block, grid, "lower")
+        a, b = _add_remove_terms(n, p, bases, block, grid, "lower", exact)
         forward_low = forward_low + weight_add * low_factor * a
         reverse_low = reverse_low + weight * low_factor * b
     return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
@@ -418,6 +448,7 @@ def checkin_from_bases(
     loss_grid_step: float | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+    exact: ExactCounts | None = None,
 ) -> PLD:
     """One round of check-in from a per-count base: ``base(k)`` dominates the shuffle of k reports.
 
@@ -446,6 +477,9 @@ def checkin_from_bases(
         Largest relative width ``k_b/k_a - 1`` of a count block, times its largest
         count probability relative to the mode's, in [0, 1]; 0 evaluates every
         count of the bulk (module docstring).
+    exact : ExactCounts, optional
+        Counts ``1..exact.limit`` use its exact terms (E1)-(E2) of
+        :mod:`pld.mechanisms.checkin_exact` instead of Lemma 7 on ``base``.
 
     Returns
     -------
@@ -466,7 +500,7 @@ def checkin_from_bases(
             "the target's presence)"
         )
     bulk = _bulk(n, p, tail_mass)
-    blocks = _blocks(n, p, *bulk, count_tolerance)
+    blocks = _blocks(n, p, *bulk, count_tolerance, exact.limit if exact is not None else 0)
     charged = _charged_tails(n, p, *bulk)
     bases = _Bases(base)
     size = n if adjacency == "replace" else n + 1
@@ -476,6 +510,8 @@ def checkin_from_bases(
         first = bases(block.low)
         rate = block.high / size
         reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
+        if exact is not None and exact.covers(block.low, block.high):
+            reach = max(reach, exact.reach)
         variance += block.weight * rate**2 * _chi_square(first)
     if adjacency == "add-remove":
         log_r = _log_ratio(n, p, np.array([1, max((b.high for b in blocks), default=1)]))
@@ -488,9 +524,9 @@ def checkin_from_bases(
     coarse = _aligned(reach, step, multiple)
     grid = coarse
     if multiple > 1:
-        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, charged)
+        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, charged, exact)
         grid = _refined(coarse, coarse_values, step, multiple)
-    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, charged)
+    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, charged, exact)
     upper_values = np.clip(upper_values, 0, 1)
     lower_values = np.clip(lower_values, 0, 1)
     upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")

@@ -1,0 +1,282 @@
+"""Exact per-count terms of shuffled check-in for a finite randomizer with few reports.
+
+Given the public count ``K = k`` (eq. 1 of :mod:`pld.mechanisms.checkin_mixture`),
+part ``k`` of check-in is a k-of-N subsampled shuffler: ``N`` users in all (``n``
+under replacement, ``n + 1`` under add/remove), the target among the ``k``
+reporters with probability ``g = k/N``. For small ``k`` and a finite randomizer
+``R`` (an ``m x K`` row-stochastic matrix) its worst case is computed exactly,
+instead of through a dominating pair of the k-report shuffler.
+
+Write ``S(v; y)`` for the law of the histogram of ``k`` shuffled reports, one from
+input ``v`` and ``k - 1`` from the multiset ``y`` of inputs. Drawing the reporters
+as a uniform ``(k-1)``-subset ``S`` of the others and one more other ``j``
+(uniform among the rest), the target-present part is ``S(t; x_S)`` and the
+target-absent part, a uniform ``k``-subset of the others, is ``S(x_j; x_S)``:
+
+    M_k(D)  = E_{S,j} [ g S(t;  x_S) + (1 - g) S(x_j; x_S) ],
+    M_k(D') = E_{S,j} [ g S(t'; x_S) + (1 - g) S(x_j; x_S) ]      (replace-one).
+
+Joint convexity of the hockey-stick divergence in the pair moves ``E_{S,j}``
+outside, and the maximum over what the others may hold bounds the average:
+
+    H_alpha(M_k(D) || M_k(D')) <= max_{t != t', v, |y| = k-1}
+        H_alpha(g S(t;y) + (1-g) S(v;y) || g S(t';y) + (1-g) S(v;y)).                     (E1)
+
+The maximum is taken per ``k`` and per ``alpha`` (each term of eq. 1 is bounded
+separately, so different datasets may attain different terms), over ordered pairs
+``(t, t')`` (both orders of the neighbours) and over all ``(v, y)`` (any ``k``
+values are some ``k`` of the others' when ``n - 1 >= k``; fewer others only
+restrict the maximum). For others that all hold one value the averages are over
+a single term and (E1) is that dataset's exact term. At ``g = 1`` the others'
+report ``v`` drops out.
+
+Under add/remove (``D' = D`` plus the target; eqs. 2-3 there) the same argument
+bounds the terms ``A_k(beta)`` and ``B_k(beta)`` of the Lemma 7 mixture by
+
+    A_k(beta) <= max_{t, v, y} H_beta(g S(t;y) + (1-g) S(v;y) || S(v;y)),
+    B_k(beta) <= max_{t, v, y} H_beta(S(v;y) || g S(t;y) + (1-g) S(v;y)),          (E2)
+
+with ``g = k/(n+1)``: only ``(T_k, U_k)`` is averaged over ``(S, j)``, the count's
+own ratio ``r_k`` is outside the hockey-stick argument.
+
+Arithmetic: histograms are built one report at a time in float64 (all masses are
+products of at most ``k`` entries of ``R``, at least ``min R^k``), and each
+hockey-stick value is raised (upper) or lowered (lower) by
+``ROUNDING * (k + 2) * (sum of the included P + alpha Q)``, which covers the
+rounding of the masses and of near-ties between a histogram's loss and
+``log alpha``. The work is ``pairs x histograms x grid``; counts are enumerated
+while :func:`enumeration_work` stays within ``MAX_ENUMERATION_WORK``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+#: Relative rounding per report of a histogram mass and of its hockey-stick sum:
+#: 64 units of float64 roundoff, far above the few roundings each mass sees.
+ROUNDING = 64 * 2.0**-53
+
+#: Largest ``pairs x histograms`` of one count (:func:`enumeration_work`) that is
+#: enumerated; about 0.5 s per count on the reference machine.
+MAX_ENUMERATION_WORK = 400_000
+
+#: Largest count ever enumerated.
+MAX_EXACT_COUNT = 64
+
+
+def distinct_rows(matrix: np.ndarray) -> np.ndarray:
+    """The distinct rows of a row-stochastic matrix (inputs with equal laws are one input)."""
+    return np.unique(np.asarray(matrix, dtype=np.float64), axis=0)
+
+
+def enumeration_work(inputs: int, outputs: int, k: int, adjacency: str) -> int:
+    """``pairs x histograms`` for count ``k``: multisets ``z``, target inputs, histograms."""
+    multisets = math.comb(inputs + k - 1, k)
+    histograms = math.comb(outputs + k - 1, k)
+    pairs = inputs * (inputs - 1) if adjacency == "replace" else 2 * inputs
+    return multisets * (pairs + inputs) * histograms
+
+
+def exact_count_limit(matrix: np.ndarray, adjacency: str, n: int) -> int:
+    """Largest count ``k <= n`` whose terms are enumerated within the work budget (0: none)."""
+    rows = distinct_rows(matrix)
+    if rows.shape[0] < 2:
+        return 0
+    limit = 0
+    size = n if adjacency == "replace" else n + 1
+    for k in range(1, min(size, MAX_EXACT_COUNT) + 1):
+        if enumeration_work(rows.shape[0], rows.shape[1], k, adjacency) > MAX_ENUMERATION_WORK:
+            break
+        limit = k
+    return limit
+
+
+class _Histograms:
+    """Histograms of ``j`` reports over the outputs, and where one more report takes them."""
+
+    def __init__(self, outputs: int, top: int) -> None:
+        levels = [np.zeros((1, outputs), dtype=np.int64)]
+        successors = []
+        for _ in range(top):
+            current = levels[-1]
+            grown: dict[tuple[int, ...], int] = {}
+            table = np.empty((current.shape[0], outputs), dtype=np.int64)
+            for row, histogram in enumerate(current):
+                for y in range(outputs):
+                    bumped = list(histogram)
+                    bumped[y] += 1
+                    key = tuple(bumped)
+                    table[row, y] = grown.setdefault(key, len(grown))
+            successors.append(table)
+            levels.append(np.array(list(grown), dtype=np.int64))
+        self.sizes = [level.shape[0] for level in levels]
+        self.successors = successors
+
+    def add(self, law: np.ndarray, row: np.ndarray, level: int) -> np.ndarray:
+        """Law of the histogram after one more report drawn from ``row``."""
+        weights = (law[:, None] * row[None, :]).ravel()
+        table = self.successors[level].ravel()
+        return np.bincount(table, weights=weights, minlength=self.sizes[level + 1])
+
+
+def _multisets(rows: np.ndarray, histograms: _Histograms, size: int) -> dict[tuple, np.ndarray]:
+    """Law of the histogram of every multiset of ``size`` inputs (keys: nondecreasing tuples)."""
+    laws = {(): np.ones(1)}
+    for combo in itertools.combinations_with_replacement(range(rows.shape[0]), size):
+        for depth in range(1, size + 1):
+            prefix = combo[:depth]
+            if prefix not in laws:
+                laws[prefix] = histograms.add(laws[prefix[:-1]], rows[prefix[-1]], depth - 1)
+    return {key: law for key, law in laws.items() if len(key) == size}
+
+
+def _groups(rows: np.ndarray, histograms: _Histograms, k: int):
+    """Per multiset ``z`` of ``k`` inputs: ``Sh(z)`` and ``avg_{j in z} S(t; z - j)`` for each t.
+
+    ``Sh(z)`` is the law of the histogram of the ``k`` reports of ``z``; the average
+    is over the ``k`` members ``j`` of ``z`` (with multiplicity).
+    """
+    smaller = _multisets(rows, histograms, k - 1)
+    for z in itertools.combinations_with_replacement(range(rows.shape[0]), k):
+        whole = histograms.add(smaller[z[:-1]], rows[z[-1]], k - 1)
+        rest = np.zeros(histograms.sizes[k - 1])
+        for j in set(z):
+            position = z.index(j)
+            rest += z.count(j) / k * smaller[z[:position] + z[position + 1 :]]
+        yield whole, [histograms.add(rest, row, k - 1) for row in rows]
+
+
+def _hockey(
+    first: np.ndarray, second: np.ndarray, log_alpha: np.ndarray, margin: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``H_alpha(first || second)`` at every ``log_alpha``: raised and lowered by the margin."""
+    used = first > 0
+    first, second = first[used], second[used]
+    with np.errstate(divide="ignore"):
+        loss = np.log(first) - np.log(second)
+    order = np.argsort(-loss, kind="stable")
+    descending = -loss[order]
+    cum_first = np.concatenate(([0.0], np.cumsum(first[order])))
+    cum_second = np.concatenate(([0.0], np.cumsum(second[order])))
+    count = np.searchsorted(descending, -log_alpha, side="left")
+    alpha = np.exp(log_alpha)
+    top = cum_first[count]
+    bottom = alpha * cum_second[count]
+    slack = margin * (top + bottom)
+    with np.errstate(invalid="ignore"):
+        value = np.where(count > 0, top - bottom, 0.0)
+    return np.clip(value + slack, 0.0, 1.0), np.clip(value - slack, 0.0, 1.0)
+
+
+def replace_terms(
+    matrix: np.ndarray, k: int, rate: float, eps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(E1) at ``alpha = e^eps``: upper and lower values of the per-count term.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        The randomizer's m x K row-stochastic matrix.
+    k : int
+        Count of reports, >= 1.
+    rate : float
+        ``g = k/n`` in (0, 1]; at ``g = 1`` the maximum is over ``y`` (module docstring).
+    eps : ndarray
+        Where to evaluate, nats.
+
+    Returns
+    -------
+    upper, lower : ndarray
+        The maximum of (E1) from above and from below (float rounding), in [0, 1].
+    """
+    rows = distinct_rows(matrix)
+    log_alpha = np.asarray(eps, dtype=np.float64)
+    upper = np.zeros(log_alpha.size)
+    lower = np.zeros(log_alpha.size)
+    histograms = _Histograms(rows.shape[1], k)
+    margin = ROUNDING * (k + 2)
+    if rate >= 1:
+        views = (
+            (0.0, [histograms.add(law, row, k - 1) for row in rows])
+            for law in _multisets(rows, histograms, k - 1).values()
+        )
+    else:
+        views = (
+            ((1 - rate) * whole, [rate * law for law in present])
+            for whole, present in _groups(rows, histograms, k)
+        )
+    for absent, present in views:
+        for t, t_prime in itertools.permutations(range(rows.shape[0]), 2):
+            up, low = _hockey(present[t] + absent, present[t_prime] + absent, log_alpha, margin)
+            np.maximum(upper, up, out=upper)
+            np.maximum(lower, low, out=lower)
+    return upper, lower
+
+
+def add_remove_terms(
+    matrix: np.ndarray, k: int, rate: float, eps_a: np.ndarray, eps_b: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """(E2): ``A_k`` at ``beta = e^eps_a`` and ``B_k`` at ``e^eps_b``, each as (upper, lower).
+
+    ``rate`` is ``g = k/(n + 1)`` in (0, 1); the other arguments as in :func:`replace_terms`.
+    """
+    rows = distinct_rows(matrix)
+    log_a = np.asarray(eps_a, dtype=np.float64)
+    log_b = np.asarray(eps_b, dtype=np.float64)
+    a_up, a_low = np.zeros(log_a.size), np.zeros(log_a.size)
+    b_up, b_low = np.zeros(log_b.size), np.zeros(log_b.size)
+    histograms = _Histograms(rows.shape[1], k)
+    margin = ROUNDING * (k + 2)
+    for whole, present in _groups(rows, histograms, k):
+        for law in present:
+            mixed = rate * law + (1 - rate) * whole
+            up, low = _hockey(mixed, whole, log_a, margin)
+            np.maximum(a_up, up, out=a_up)
+            np.maximum(a_low, low, out=a_low)
+            up, low = _hockey(whole, mixed, log_b, margin)
+            np.maximum(b_up, up, out=b_up)
+            np.maximum(b_low, low, out=b_low)
+    return (a_up, a_low), (b_up, b_low)
+
+
+class ExactCounts:
+    """The terms (E1)-(E2) of a finite randomizer for counts ``1..limit``, cached by grid.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        The randomizer's m x K row-stochastic matrix.
+    limit : int
+        Largest count enumerated (:func:`exact_count_limit`), >= 1.
+    eps0 : float
+        The randomizer's local epsilon, nats: no term has a kink beyond it.
+    """
+
+    def __init__(self, matrix: np.ndarray, limit: int, eps0: float) -> None:
+        self.matrix = distinct_rows(matrix)
+        self.limit = limit
+        self.reach = eps0 if math.isfinite(eps0) else 0.0
+        self._cache: dict[tuple, tuple] = {}
+
+    def covers(self, low: int, high: int) -> bool:
+        """Whether the block ``[low, high]`` is one enumerated count."""
+        return low == high <= self.limit
+
+    def replace(self, k: int, rate: float, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(E1) at ``e^eps``: (upper, lower)."""
+        key = ("replace", k, rate, eps.tobytes())
+        if key not in self._cache:
+            self._cache[key] = replace_terms(self.matrix, k, rate, eps)
+        return self._cache[key]
+
+    def add_remove(
+        self, k: int, rate: float, eps_a: np.ndarray, eps_b: np.ndarray
+    ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """(E2): ``A_k`` at ``e^eps_a`` and ``B_k`` at ``e^eps_b``, each (upper, lower)."""
+        key = ("add-remove", k, rate, eps_a.tobytes(), eps_b.tobytes())
+        if key not in self._cache:
+            self._cache[key] = add_remove_terms(self.matrix, k, rate, eps_a, eps_b)
+        return self._cache[key]
