@@ -165,7 +165,7 @@ def _exact_counts(
     except ValueError:
         return None
     n = _validate.integer_at_least("n", n, 1)
-    limit = exact_count_limit(matrix, adjacency, n) if requested is None else min(requested, n)
+    limit = exact_count_limit(matrix, adjacency, n, requested)
     return ExactCounts(matrix, limit, randomizer.eps0) if limit > 0 else None
 
 

@@ -39,13 +39,15 @@ bounds the terms ``A_k(beta)`` and ``B_k(beta)`` of the Lemma 7 mixture by
 with ``g = k/(n+1)``: only ``(T_k, U_k)`` is averaged over ``(S, j)``, the count's
 own ratio ``r_k`` is outside the hockey-stick argument.
 
-Arithmetic: histograms are built one report at a time in float64 (all masses are
-products of at most ``k`` entries of ``R``, at least ``min R^k``), and each
-hockey-stick value is raised (upper) or lowered (lower) by
-``ROUNDING * (k + 2) * (sum of the included P + alpha Q)``, which covers the
-rounding of the masses and of near-ties between a histogram's loss and
-``log alpha``. The work is ``pairs x histograms x grid``; counts are enumerated
-while :func:`enumeration_work` stays within ``MAX_ENUMERATION_WORK``.
+Arithmetic: histograms are built one report at a time in float64; every mass is a
+sum of products of ``k`` entries of ``R``, so counts are enumerated only while
+``(min positive entry)^k > e^-600`` (no underflow). Each hockey-stick value is
+raised (upper) or lowered (lower) by a relative margin on the masses it sums and
+counts the outputs whose computed loss clears ``log alpha`` by a tolerance
+(:class:`_Maximum`): rounding and near-ties cannot bring the upper value below
+the exact maximum. The work is ``pairs x histograms`` per grid point of a pair's
+loss range; counts are enumerated while :func:`enumeration_work` stays within
+``MAX_ENUMERATION_WORK``.
 """
 
 from __future__ import annotations
@@ -59,9 +61,20 @@ import numpy as np
 #: 64 units of float64 roundoff, far above the few roundings each mass sees.
 ROUNDING = 64 * 2.0**-53
 
+#: Absolute error allowed for a computed loss ``log(P/Q)`` of a histogram (nats): the
+#: masses carry ``<= (2k + 1)`` roundings and the logarithm one more, ~1e-14 at most.
+LOSS_TOLERANCE = 1e-12
+
 #: Largest ``pairs x histograms`` of one count (:func:`enumeration_work`) that is
 #: enumerated; about 0.5 s per count on the reference machine.
 MAX_ENUMERATION_WORK = 400_000
+
+#: Largest work of one count that an explicit ``exact_counts`` may ask for (~1 min).
+MAX_REQUESTED_WORK = 100 * MAX_ENUMERATION_WORK
+
+#: Counts are enumerated only while the smallest possible histogram mass stays above
+#: ``e^SMALLEST_LOG_MASS`` (no float64 underflow).
+SMALLEST_LOG_MASS = -600.0
 
 #: Largest count ever enumerated.
 MAX_EXACT_COUNT = 64
@@ -80,15 +93,33 @@ def enumeration_work(inputs: int, outputs: int, k: int, adjacency: str) -> int:
     return multisets * (pairs + inputs) * histograms
 
 
-def exact_count_limit(matrix: np.ndarray, adjacency: str, n: int) -> int:
-    """Largest count ``k <= n`` whose terms are enumerated within the work budget (0: none)."""
+def exact_count_limit(
+    matrix: np.ndarray, adjacency: str, n: int, requested: int | None = None
+) -> int:
+    """Largest count enumerated: within the work budget, or up to ``requested`` (0: none).
+
+    Counts stop at ``n``, at ``MAX_EXACT_COUNT`` and where a mass could underflow.
+    A ``requested`` count whose work exceeds ``MAX_REQUESTED_WORK`` is refused.
+    """
     rows = distinct_rows(matrix)
     if rows.shape[0] < 2:
         return 0
+    smallest = float(np.min(rows[rows > 0]))
+    top = min(n, MAX_EXACT_COUNT)
+    if requested is not None:
+        top = min(top, requested)
+        work = enumeration_work(rows.shape[0], rows.shape[1], top, adjacency) if top else 0
+        if work > MAX_REQUESTED_WORK:
+            raise ValueError(
+                f"exact_counts={requested} would enumerate ~{work:.2g} histogram pairs for one "
+                f"count (limit {MAX_REQUESTED_WORK:.0e}); lower exact_counts or leave it None"
+            )
     limit = 0
-    size = n if adjacency == "replace" else n + 1
-    for k in range(1, min(size, MAX_EXACT_COUNT) + 1):
-        if enumeration_work(rows.shape[0], rows.shape[1], k, adjacency) > MAX_ENUMERATION_WORK:
+    for k in range(1, top + 1):
+        too_much = enumeration_work(rows.shape[0], rows.shape[1], k, adjacency)
+        if requested is None and too_much > MAX_ENUMERATION_WORK:
+            break
+        if k * math.log(smallest) < SMALLEST_LOG_MASS:
             break
         limit = k
     return limit
@@ -149,26 +180,50 @@ def _groups(rows: np.ndarray, histograms: _Histograms, k: int):
         yield whole, [histograms.add(rest, row, k - 1) for row in rows]
 
 
-def _hockey(
-    first: np.ndarray, second: np.ndarray, log_alpha: np.ndarray, margin: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """``H_alpha(first || second)`` at every ``log_alpha``: raised and lowered by the margin."""
-    used = first > 0
-    first, second = first[used], second[used]
-    with np.errstate(divide="ignore"):
-        loss = np.log(first) - np.log(second)
-    order = np.argsort(-loss, kind="stable")
-    descending = -loss[order]
-    cum_first = np.concatenate(([0.0], np.cumsum(first[order])))
-    cum_second = np.concatenate(([0.0], np.cumsum(second[order])))
-    count = np.searchsorted(descending, -log_alpha, side="left")
-    alpha = np.exp(log_alpha)
-    top = cum_first[count]
-    bottom = alpha * cum_second[count]
-    slack = margin * (top + bottom)
-    with np.errstate(invalid="ignore"):
-        value = np.where(count > 0, top - bottom, 0.0)
-    return np.clip(value + slack, 0.0, 1.0), np.clip(value - slack, 0.0, 1.0)
+class _Maximum:
+    """Running maximum over pairs of ``H_alpha(P || Q)`` on a sorted grid of ``log alpha``.
+
+    Each pair's value is raised (upper) or lowered (lower) by ``margin (P + alpha Q)``
+    summed over the outputs counted, and the outputs counted are those whose
+    computed loss exceeds ``log alpha - LOSS_TOLERANCE`` (upper) or ``log alpha +
+    LOSS_TOLERANCE`` (lower): the computed losses are within it of the true ones,
+    and a wrongly counted output moves the sum by at most ``(e^tol - 1) alpha Q``,
+    inside the margin. Below a pair's smallest loss its value is ``1 - alpha``
+    exactly, and above its largest 0, so only the window between is evaluated; the
+    maxima start from ``(1 - alpha)_+``, raised and lowered by the margin.
+    """
+
+    def __init__(self, log_alpha: np.ndarray, k: int) -> None:
+        self.log_alpha = np.asarray(log_alpha, dtype=np.float64)
+        self.alpha = np.exp(self.log_alpha)
+        self.margin = ROUNDING * (k + 2) + 2 * LOSS_TOLERANCE
+        floor = 1 - self.alpha
+        spread = self.margin * (1 + self.alpha)
+        self.upper = np.clip(floor + spread, 0.0, 1.0)
+        self.lower = np.clip(floor - spread, 0.0, 1.0)
+
+    def add(self, first: np.ndarray, second: np.ndarray) -> None:
+        """Take the pair ``(first, second)`` (laws on the same histograms) into the maxima."""
+        used = first > 0
+        first, second = first[used], second[used]
+        with np.errstate(divide="ignore"):
+            loss = np.log(first / second)
+        order = np.argsort(-loss, kind="stable")
+        descending = -loss[order]
+        cum_first = np.concatenate(([0.0], np.cumsum(first[order])))
+        cum_second = np.concatenate(([0.0], np.cumsum(second[order])))
+        start = np.searchsorted(self.log_alpha, -descending[-1] - LOSS_TOLERANCE, side="left")
+        stop = np.searchsorted(self.log_alpha, -descending[0] + LOSS_TOLERANCE, side="left")
+        if start >= stop:
+            return
+        window = slice(start, stop)
+        log_alpha, alpha = self.log_alpha[window], self.alpha[window]
+        for shift, side, sign in ((-1, self.upper, 1), (1, self.lower, -1)):
+            count = np.searchsorted(descending, -(log_alpha + shift * LOSS_TOLERANCE), "left")
+            top = cum_first[count]
+            bottom = alpha * cum_second[count]
+            value = np.clip(top - bottom + sign * self.margin * (top + bottom), 0.0, 1.0)
+            np.maximum(side[window], value, out=side[window])
 
 
 def replace_terms(
@@ -185,7 +240,7 @@ def replace_terms(
     rate : float
         ``g = k/n`` in (0, 1]; at ``g = 1`` the maximum is over ``y`` (module docstring).
     eps : ndarray
-        Where to evaluate, nats.
+        Where to evaluate, nats, increasing.
 
     Returns
     -------
@@ -193,11 +248,8 @@ def replace_terms(
         The maximum of (E1) from above and from below (float rounding), in [0, 1].
     """
     rows = distinct_rows(matrix)
-    log_alpha = np.asarray(eps, dtype=np.float64)
-    upper = np.zeros(log_alpha.size)
-    lower = np.zeros(log_alpha.size)
+    best = _Maximum(eps, k)
     histograms = _Histograms(rows.shape[1], k)
-    margin = ROUNDING * (k + 2)
     if rate >= 1:
         views = (
             (0.0, [histograms.add(law, row, k - 1) for row in rows])
@@ -210,10 +262,8 @@ def replace_terms(
         )
     for absent, present in views:
         for t, t_prime in itertools.permutations(range(rows.shape[0]), 2):
-            up, low = _hockey(present[t] + absent, present[t_prime] + absent, log_alpha, margin)
-            np.maximum(upper, up, out=upper)
-            np.maximum(lower, low, out=lower)
-    return upper, lower
+            best.add(present[t] + absent, present[t_prime] + absent)
+    return best.upper, best.lower
 
 
 def add_remove_terms(
@@ -224,22 +274,14 @@ def add_remove_terms(
     ``rate`` is ``g = k/(n + 1)`` in (0, 1); the other arguments as in :func:`replace_terms`.
     """
     rows = distinct_rows(matrix)
-    log_a = np.asarray(eps_a, dtype=np.float64)
-    log_b = np.asarray(eps_b, dtype=np.float64)
-    a_up, a_low = np.zeros(log_a.size), np.zeros(log_a.size)
-    b_up, b_low = np.zeros(log_b.size), np.zeros(log_b.size)
+    a, b = _Maximum(eps_a, k), _Maximum(eps_b, k)
     histograms = _Histograms(rows.shape[1], k)
-    margin = ROUNDING * (k + 2)
     for whole, present in _groups(rows, histograms, k):
         for law in present:
             mixed = rate * law + (1 - rate) * whole
-            up, low = _hockey(mixed, whole, log_a, margin)
-            np.maximum(a_up, up, out=a_up)
-            np.maximum(a_low, low, out=a_low)
-            up, low = _hockey(whole, mixed, log_b, margin)
-            np.maximum(b_up, up, out=b_up)
-            np.maximum(b_low, low, out=b_low)
-    return (a_up, a_low), (b_up, b_low)
+            a.add(mixed, whole)
+            b.add(whole, mixed)
+    return (a.upper, a.lower), (b.upper, b.lower)
 
 
 class ExactCounts:
@@ -260,6 +302,19 @@ class ExactCounts:
         self.limit = limit
         self.reach = eps0 if math.isfinite(eps0) else 0.0
         self._cache: dict[tuple, tuple] = {}
+        rows = self.matrix
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = (rows[:, None, :] - rows[None, :, :]) ** 2 / rows[None, :, :]
+        self._chi_square = float(np.max(np.nansum(np.where(np.isfinite(terms), terms, 0), -1)))
+        self._blanket = float(rows.min(axis=0).sum())
+
+    def chi_square(self, k: int) -> float:
+        """Rough chi-square divergence of ``k`` shuffled reports, for choosing a loss grid.
+
+        One report's largest chi-square between two inputs, divided by the expected
+        number ``1 + (k - 1) gamma`` of reports that may hide it (gamma: blanket mass).
+        """
+        return self._chi_square / (1 + (k - 1) * self._blanket)
 
     def covers(self, low: int, high: int) -> bool:
         """Whether the block ``[low, high]`` is one enumerated count."""

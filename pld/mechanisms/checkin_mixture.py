@@ -507,11 +507,13 @@ def checkin_from_bases(
     reach = 0.0
     variance = 0.0
     for block in blocks:
-        first = bases(block.low)
         rate = block.high / size
-        reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
         if exact is not None and exact.covers(block.low, block.high):
             reach = max(reach, exact.reach)
+            variance += block.weight * rate**2 * exact.chi_square(block.low)
+            continue
+        first = bases(block.low)
+        reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
         variance += block.weight * rate**2 * _chi_square(first)
     if adjacency == "add-remove":
         log_r = _log_ratio(n, p, np.array([1, max((b.high for b in blocks), default=1)]))
