@@ -9,6 +9,7 @@ participation).
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
@@ -310,3 +311,90 @@ def test_cli_randomizer_options():
     )
     assert bad.returncode == 2
     assert bad.stderr.strip() == "pld: error: --k needs --randomizer"
+
+
+def _worst_pair(n, kk, gamma, p, adjacency, eps):
+    """Brute force over every dataset: the largest exact delta of any neighbouring pair.
+
+    k-RR is symmetric in its values, so target values 0 and 1 and every multiset of the
+    others' values cover all pairs.
+    """
+    size = n - 1 if adjacency == "replace" else n
+    worst = np.zeros(len(eps))
+    for others in itertools.combinations_with_replacement(range(kk), size):
+        first, second = oracle.protocol_laws(others, kk, gamma, p, adjacency)
+        for i, e in enumerate(eps):
+            alpha = _alpha(e)
+            exact = max(
+                oracle.hockey_stick(first, second, alpha), oracle.hockey_stick(second, first, alpha)
+            )
+            worst[i] = max(worst[i], float(exact))
+    return worst
+
+
+# Grid points (multiples of STEP) where the bound is compared with the worst pair.
+TIGHT_EPS = np.array([0.0, 0.1, 0.3, 0.5, 0.8, 1.2])
+
+
+def _tightness(n, kk, eps0, p, adjacency):
+    gamma = Fraction(kk / (math.expm1(eps0) + kk))  # exactly the float the library uses
+    r = pld.randomizers.krr(k=kk, gamma=float(gamma))
+    loss = pld.checkin(n, float(p), randomizer=r, adjacency=adjacency, loss_grid_step=STEP)
+    _, upper = loss.delta_bounds(TIGHT_EPS)
+    worst = _worst_pair(n, kk, gamma, p, adjacency, TIGHT_EPS)
+    # Never below the worst pair (float margins of checkin_exact are ~1e-12 relative).
+    assert np.all(upper >= worst), (upper, worst)
+    # Enumerated counts: the worst pair's own terms, up to the connect-the-dots chord
+    # between loss-grid points and the float margins. Measured: <= 1.0006 x worst.
+    assert np.all(upper <= worst * 1.01 + 1e-12), (upper / np.maximum(worst, 1e-300), worst)
+
+
+@pytest.mark.parametrize(
+    ("n", "kk", "eps0", "p", "adjacency"),
+    [
+        (5, 4, 1.0, Fraction(7, 10), "replace"),
+        (3, 3, 2.0, Fraction(1), "replace"),
+        (4, 2, 0.5, Fraction(3, 10), "add-remove"),
+    ],
+)
+def test_specific_randomizer_is_tight_at_tiny_n(n, kk, eps0, p, adjacency):
+    _tightness(n, kk, eps0, p, adjacency)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+@pytest.mark.parametrize("p", [Fraction(3, 10), Fraction(7, 10), Fraction(1)])
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("kk", [2, 3, 4])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_specific_randomizer_is_tight_at_tiny_n_exhaustive(n, kk, eps0, p, adjacency):
+    if adjacency == "add-remove" and p == 1:
+        pytest.skip("p = 1 is refused under add/remove")
+    _tightness(n, kk, eps0, p, adjacency)
+
+
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+def test_enumerated_and_blanket_counts_together_bound_the_protocol(adjacency):
+    # Counts 1..2 enumerated, 3..7 through pld.shuffle: still above every pair checked,
+    # and not above the bound without enumeration (grid chords: 1e-9 relative).
+    n, kk, p = 7, 3, Fraction(1, 2)
+    gamma = Fraction(1, 2)
+    r = pld.randomizers.krr(k=kk, gamma=float(gamma))
+    common = {"adjacency": adjacency, "loss_grid_step": STEP, "count_tolerance": 0.0}
+    eps = np.array([0.0, 0.2, 0.5, 1.0])
+    _, mixed = pld.checkin(n, float(p), randomizer=r, exact_counts=2, **common).delta_bounds(eps)
+    _, blanket = pld.checkin(n, float(p), randomizer=r, exact_counts=0, **common).delta_bounds(eps)
+    assert np.all(mixed <= blanket * (1 + 1e-9))
+    size = n - 1 if adjacency == "replace" else n
+    for others in ([0] * size, [1] * size, [2] * size, [i % kk for i in range(size)]):
+        for value, e in zip(mixed, eps, strict=True):
+            exact = oracle.protocol_delta(others, kk, gamma, p, adjacency, _alpha(e))
+            assert value >= float(exact), (others, e, value, exact)
+
+
+def test_exact_counts_is_checked():
+    r = pld.randomizers.krr(k=4, gamma=0.5)
+    with pytest.raises(ValueError, match="exact_counts must be an integer >= 0"):
+        pld.checkin(10, 0.5, randomizer=r, exact_counts=-1)
+    with pytest.raises(ValueError, match="exact_counts=40 would enumerate"):
+        pld.checkin(100, 0.5, randomizer=r, exact_counts=40)

@@ -44,7 +44,7 @@ sum of products of ``k`` entries of ``R``, so counts are enumerated only while
 ``(min positive entry)^k > e^-600`` (no underflow). Each hockey-stick value is
 raised (upper) or lowered (lower) by a relative margin on the masses it sums and
 counts the outputs whose computed loss clears ``log alpha`` by a tolerance
-(:class:`_Maximum`): rounding and near-ties cannot bring the upper value below
+(:class:`_Grid`): rounding and near-ties cannot bring the upper value below
 the exact maximum. The work is ``pairs x histograms`` per grid point of a pair's
 loss range; counts are enumerated while :func:`enumeration_work` stays within
 ``MAX_ENUMERATION_WORK``.
@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -71,6 +72,10 @@ MAX_ENUMERATION_WORK = 400_000
 
 #: Largest work of one count that an explicit ``exact_counts`` may ask for (~1 min).
 MAX_REQUESTED_WORK = 100 * MAX_ENUMERATION_WORK
+
+#: Largest number of floats that two levels of the dynamic programme (E3)-(E4) may
+#: hold; beyond it the per-count maxima (E1)-(E2) are summed instead.
+MAX_PATH_FLOATS = 2 * 10**7
 
 #: Counts are enumerated only while the smallest possible histogram mass stays above
 #: ``e^SMALLEST_LOG_MASS`` (no float64 underflow).
@@ -180,30 +185,30 @@ def _groups(rows: np.ndarray, histograms: _Histograms, k: int):
         yield whole, [histograms.add(rest, row, k - 1) for row in rows]
 
 
-class _Maximum:
-    """Running maximum over pairs of ``H_alpha(P || Q)`` on a sorted grid of ``log alpha``.
+class _Grid:
+    """``H_alpha(P || Q)`` of one pair of laws on a sorted grid of ``log alpha``, from both sides.
 
-    Each pair's value is raised (upper) or lowered (lower) by ``margin (P + alpha Q)``
+    Each value is raised (upper) or lowered (lower) by ``margin (P + alpha Q)``
     summed over the outputs counted, and the outputs counted are those whose
     computed loss exceeds ``log alpha - LOSS_TOLERANCE`` (upper) or ``log alpha +
     LOSS_TOLERANCE`` (lower): the computed losses are within it of the true ones,
     and a wrongly counted output moves the sum by at most ``(e^tol - 1) alpha Q``,
     inside the margin. Below a pair's smallest loss its value is ``1 - alpha``
-    exactly, and above its largest 0, so only the window between is evaluated; the
-    maxima start from ``(1 - alpha)_+``, raised and lowered by the margin.
+    exactly and above its largest 0, so only the window between is evaluated;
+    below it the value is ``floor``: ``(1 - alpha)_+`` raised and lowered by the margin.
     """
 
     def __init__(self, log_alpha: np.ndarray, k: int) -> None:
         self.log_alpha = np.asarray(log_alpha, dtype=np.float64)
         self.alpha = np.exp(self.log_alpha)
         self.margin = ROUNDING * (k + 2) + 2 * LOSS_TOLERANCE
-        floor = 1 - self.alpha
         spread = self.margin * (1 + self.alpha)
-        self.upper = np.clip(floor + spread, 0.0, 1.0)
-        self.lower = np.clip(floor - spread, 0.0, 1.0)
+        self.floor = np.stack(
+            (np.clip(1 - self.alpha + spread, 0.0, 1.0), np.clip(1 - self.alpha - spread, 0.0, 1.0))
+        )
 
-    def add(self, first: np.ndarray, second: np.ndarray) -> None:
-        """Take the pair ``(first, second)`` (laws on the same histograms) into the maxima."""
+    def values(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """Upper and lower ``H_alpha(first || second)`` (laws on the same histograms), (2, grid)."""
         used = first > 0
         first, second = first[used], second[used]
         with np.errstate(divide="ignore"):
@@ -214,16 +219,17 @@ class _Maximum:
         cum_second = np.concatenate(([0.0], np.cumsum(second[order])))
         start = np.searchsorted(self.log_alpha, -descending[-1] - LOSS_TOLERANCE, side="left")
         stop = np.searchsorted(self.log_alpha, -descending[0] + LOSS_TOLERANCE, side="left")
-        if start >= stop:
-            return
+        out = np.zeros_like(self.floor)
+        out[:, :start] = self.floor[:, :start]
         window = slice(start, stop)
         log_alpha, alpha = self.log_alpha[window], self.alpha[window]
-        for shift, side, sign in ((-1, self.upper, 1), (1, self.lower, -1)):
-            count = np.searchsorted(descending, -(log_alpha + shift * LOSS_TOLERANCE), "left")
+        for side, sign in ((0, 1), (1, -1)):
+            shifted = log_alpha - sign * LOSS_TOLERANCE
+            count = np.searchsorted(descending, -shifted, side="left")
             top = cum_first[count]
             bottom = alpha * cum_second[count]
-            value = np.clip(top - bottom + sign * self.margin * (top + bottom), 0.0, 1.0)
-            np.maximum(side[window], value, out=side[window])
+            out[side, window] = np.clip(top - bottom + sign * self.margin * (top + bottom), 0, 1)
+        return out
 
 
 def replace_terms(
@@ -248,7 +254,8 @@ def replace_terms(
         The maximum of (E1) from above and from below (float rounding), in [0, 1].
     """
     rows = distinct_rows(matrix)
-    best = _Maximum(eps, k)
+    grid = _Grid(eps, k)
+    best = grid.floor.copy()
     histograms = _Histograms(rows.shape[1], k)
     if rate >= 1:
         views = (
@@ -262,8 +269,8 @@ def replace_terms(
         )
     for absent, present in views:
         for t, t_prime in itertools.permutations(range(rows.shape[0]), 2):
-            best.add(present[t] + absent, present[t_prime] + absent)
-    return best.upper, best.lower
+            np.maximum(best, grid.values(present[t] + absent, present[t_prime] + absent), out=best)
+    return best[0], best[1]
 
 
 def add_remove_terms(
@@ -274,18 +281,173 @@ def add_remove_terms(
     ``rate`` is ``g = k/(n + 1)`` in (0, 1); the other arguments as in :func:`replace_terms`.
     """
     rows = distinct_rows(matrix)
-    a, b = _Maximum(eps_a, k), _Maximum(eps_b, k)
+    grid_a, grid_b = _Grid(eps_a, k), _Grid(eps_b, k)
+    a, b = grid_a.floor.copy(), grid_b.floor.copy()
     histograms = _Histograms(rows.shape[1], k)
     for whole, present in _groups(rows, histograms, k):
         for law in present:
             mixed = rate * law + (1 - rate) * whole
-            a.add(mixed, whole)
-            b.add(whole, mixed)
-    return (a.upper, a.lower), (b.upper, b.lower)
+            np.maximum(a, grid_a.values(mixed, whole), out=a)
+            np.maximum(b, grid_b.values(whole, mixed), out=b)
+    return (a[0], a[1]), (b[0], b[1])
+
+
+def _present(rows: np.ndarray, histograms: _Histograms, laws: dict, z: tuple) -> list[np.ndarray]:
+    """``avg_{j in z} S(t; z - j)`` for each input t: the target and ``|z| - 1`` of ``z``."""
+    k = len(z)
+    rest = np.zeros(histograms.sizes[k - 1])
+    for j in set(z):
+        position = z.index(j)
+        rest += z.count(j) / k * laws[z[:position] + z[position + 1 :]]
+    return [histograms.add(rest, row, k - 1) for row in rows]
+
+
+def _all_multisets(rows: np.ndarray, histograms: _Histograms, top: int) -> dict:
+    """Laws of the histograms of every multiset of at most ``top`` inputs."""
+    laws: dict[tuple, np.ndarray] = {}
+    for size in range(top + 1):
+        laws.update(_multisets(rows, histograms, size))
+    return laws
+
+
+def _longest_path(inputs: int, length: int, term: Callable[[tuple], np.ndarray]) -> np.ndarray:
+    """``max`` over sequences ``w`` of ``length`` inputs of ``sum_k term(prefix_k(w))``.
+
+    ``term(z)`` for a nondecreasing tuple ``z`` (a multiset, ``1 <= |z| <= length``)
+    is an array; the maximum is elementwise, by dynamic programming from the longest
+    prefixes down.
+    """
+    later: dict[tuple, np.ndarray] = {}
+    for size in range(length, 0, -1):
+        current = {}
+        for z in itertools.combinations_with_replacement(range(inputs), size):
+            value = term(z)
+            if size < length:
+                value = value + np.max([later[tuple(sorted((*z, v)))] for v in range(inputs)], 0)
+            current[z] = value
+        later = current
+    return np.max(list(later.values()), axis=0)
+
+
+def _fits_path(inputs: int, length: int, points: int) -> bool:
+    """Whether two levels of the dynamic programme fit ``MAX_PATH_FLOATS``."""
+    widest = max((math.comb(inputs + size - 1, size) for size in range(1, length + 1)), default=1)
+    return 4 * widest * points <= MAX_PATH_FLOATS
+
+
+def replace_sum(
+    matrix: np.ndarray, n: int, weights: dict[int, float], eps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(E3) at ``alpha = e^eps``: ``max_{t != t', w} sum_k weights[k] h_k(t, t', prefix_k(w))``.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        The randomizer's m x K row-stochastic matrix.
+    n : int
+        Number of users (the target and ``n - 1`` others), >= 1.
+    weights : dict
+        Weight of each enumerated count ``1..L`` (``L <= n``).
+    eps : ndarray
+        Where to evaluate, nats, increasing.
+
+    Returns
+    -------
+    upper, lower : ndarray
+        The maximum from above and from below (float rounding). When the dynamic
+        programme would not fit ``MAX_PATH_FLOATS``: the sum of the per-count maxima (E1).
+    """
+    top = max(weights)
+    rows = distinct_rows(matrix)
+    inputs = rows.shape[0]
+    length = min(top, n - 1)
+    if not _fits_path(inputs, length, len(eps)):
+        total = np.zeros((2, len(eps)))
+        for k, weight in weights.items():
+            total += weight * np.stack(replace_terms(matrix, k, k / n, eps))
+        return total[0], total[1]
+    grid = _Grid(eps, top)
+    histograms = _Histograms(rows.shape[1], top)
+    laws = _all_multisets(rows, histograms, length)
+
+    def full(t: int, t_prime: int, y: tuple) -> np.ndarray:
+        """Count ``n``: every user reports, ``H(S(t; y) || S(t'; y))``."""
+        law = laws[y]
+        first = histograms.add(law, rows[t], n - 1)
+        return weights[n] * grid.values(first, histograms.add(law, rows[t_prime], n - 1))
+
+    def term(z: tuple, t: int, t_prime: int) -> np.ndarray:
+        k = len(z)
+        rate = k / n
+        present = _present(rows, histograms, laws, z)
+        absent = (1 - rate) * laws[z]
+        value = weights.get(k, 0.0) * grid.values(
+            rate * present[t] + absent, rate * present[t_prime] + absent
+        )
+        if k == length and top == n:
+            value = value + full(t, t_prime, z)
+        return value
+
+    best = np.zeros((2, len(eps)))
+    for t, t_prime in itertools.permutations(range(inputs), 2):
+        if length == 0:
+            value = full(t, t_prime, ())
+        else:
+            value = _longest_path(inputs, length, lambda z, t=t, u=t_prime: term(z, t, u))
+        np.maximum(best, value, out=best)
+    return best[0], best[1]
+
+
+def add_remove_sums(
+    matrix: np.ndarray,
+    n: int,
+    weights_add: dict[int, float],
+    weights: dict[int, float],
+    log_r: dict[int, float],
+    eps: np.ndarray,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """(E4): ``max_{t, w} sum_k pi'(k) A_k(alpha r_k)`` and ``... pi(k) B_k(alpha / r_k)``.
+
+    ``n`` others; ``weights_add`` and ``weights``: pi'(k) and pi(k) of the enumerated
+    counts ``1..L`` (``L <= n``); ``log_r``: ``log r_k``. Returns both sums as (upper,
+    lower); the sums of the per-count maxima (E2) when the programme would not fit.
+    """
+    top = max(weights)
+    rows = distinct_rows(matrix)
+    inputs = rows.shape[0]
+    size = n + 1
+    if not _fits_path(inputs, top, len(eps)):
+        forward = np.zeros((2, len(eps)))
+        reverse = np.zeros((2, len(eps)))
+        for k in weights:
+            a, b = add_remove_terms(matrix, k, k / size, eps + log_r[k], eps - log_r[k])
+            forward += weights_add[k] * np.stack(a)
+            reverse += weights[k] * np.stack(b)
+        return (forward[0], forward[1]), (reverse[0], reverse[1])
+    grids_a = {k: _Grid(eps + log_r[k], top) for k in weights}
+    grids_b = {k: _Grid(eps - log_r[k], top) for k in weights}
+    histograms = _Histograms(rows.shape[1], top)
+    laws = _all_multisets(rows, histograms, top)
+
+    def term(z: tuple, t: int, direction: int) -> np.ndarray:
+        k = len(z)
+        rate = k / size
+        whole = laws[z]
+        mixed = rate * _present(rows, histograms, laws, z)[t] + (1 - rate) * whole
+        if direction == 0:
+            return weights_add[k] * grids_a[k].values(mixed, whole)
+        return weights[k] * grids_b[k].values(whole, mixed)
+
+    forward = np.zeros((2, len(eps)))
+    reverse = np.zeros((2, len(eps)))
+    for t in range(inputs):
+        np.maximum(forward, _longest_path(inputs, top, lambda z, t=t: term(z, t, 0)), out=forward)
+        np.maximum(reverse, _longest_path(inputs, top, lambda z, t=t: term(z, t, 1)), out=reverse)
+    return (forward[0], forward[1]), (reverse[0], reverse[1])
 
 
 class ExactCounts:
-    """The terms (E1)-(E2) of a finite randomizer for counts ``1..limit``, cached by grid.
+    """The sums (E3)-(E4) of a finite randomizer over its enumerated counts ``1..limit``.
 
     Parameters
     ----------
@@ -301,7 +463,6 @@ class ExactCounts:
         self.matrix = distinct_rows(matrix)
         self.limit = limit
         self.reach = eps0 if math.isfinite(eps0) else 0.0
-        self._cache: dict[tuple, tuple] = {}
         rows = self.matrix
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = (rows[:, None, :] - rows[None, :, :]) ** 2 / rows[None, :, :]
@@ -320,18 +481,19 @@ class ExactCounts:
         """Whether the block ``[low, high]`` is one enumerated count."""
         return low == high <= self.limit
 
-    def replace(self, k: int, rate: float, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(E1) at ``e^eps``: (upper, lower)."""
-        key = ("replace", k, rate, eps.tobytes())
-        if key not in self._cache:
-            self._cache[key] = replace_terms(self.matrix, k, rate, eps)
-        return self._cache[key]
+    def replace(
+        self, n: int, weights: dict[int, float], eps: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(E3) of the enumerated counts: :func:`replace_sum`."""
+        return replace_sum(self.matrix, n, weights, eps)
 
     def add_remove(
-        self, k: int, rate: float, eps_a: np.ndarray, eps_b: np.ndarray
+        self,
+        n: int,
+        weights_add: dict[int, float],
+        weights: dict[int, float],
+        log_r: dict[int, float],
+        eps: np.ndarray,
     ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-        """(E2): ``A_k`` at ``e^eps_a`` and ``B_k`` at ``e^eps_b``, each (upper, lower)."""
-        key = ("add-remove", k, rate, eps_a.tobytes(), eps_b.tobytes())
-        if key not in self._cache:
-            self._cache[key] = add_remove_terms(self.matrix, k, rate, eps_a, eps_b)
-        return self._cache[key]
+        """(E4) of the enumerated counts: :func:`add_remove_sums`."""
+        return add_remove_sums(self.matrix, n, weights_add, weights, log_r, eps)

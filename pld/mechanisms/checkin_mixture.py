@@ -327,13 +327,8 @@ def _chord(at_low: np.ndarray, at_high: np.ndarray, share: float) -> np.ndarray:
     return (1 - share) * at_low + share * at_high
 
 
-def _replace_terms(
-    bases: _Bases, block: _Block, n: int, grid: np.ndarray, side: str, exact: ExactCounts | None
-) -> np.ndarray:
-    """Replace, per unit weight: ``max(A, B)`` of the block, or (E1) for an enumerated count."""
-    if exact is not None and exact.covers(block.low, block.high):
-        upper, lower = exact.replace(block.low, block.low / n, grid)
-        return (upper if side == "upper" else lower).astype(np.longdouble)
+def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side: str) -> np.ndarray:
+    """Replace, per unit weight: ``max(A, B)`` of the block (module docstring)."""
     if side == "lower":
         base = bases(bases.lower_count(block))
         return np.maximum(*lemma7_terms(base, block.mean / n, grid, "lower"))
@@ -352,18 +347,9 @@ def _add_remove_terms(
     block: _Block,
     grid: np.ndarray,
     side: str,
-    exact: ExactCounts | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Add/remove, per unit weight: the terms of eq. (2) (pi') and eq. (3) (pi).
-
-    For an enumerated count, (E2) of :mod:`pld.mechanisms.checkin_exact`.
-    """
+    """Add/remove, per unit weight: the terms of eq. (2) (pi') and eq. (3) (pi)."""
     size = n + 1
-    if exact is not None and exact.covers(block.low, block.high):
-        log_r = float(_log_ratio(n, p, block.low))
-        a, b = exact.add_remove(block.low, block.low / size, grid + log_r, grid - log_r)
-        pick = 0 if side == "upper" else 1
-        return a[pick].astype(np.longdouble), b[pick].astype(np.longdouble)
 
     def terms(base: PLD, count: float, bound: str) -> tuple[np.ndarray, np.ndarray]:
         log_r = float(_log_ratio(n, p, count))
@@ -402,7 +388,10 @@ def _profiles(
     """Upper and lower profile values at the grid, eqs. (1)-(3).
 
     ``charged``: probability (pi, pi') of the counts outside the bulk, at ``h = 1``.
+    Counts enumerated by ``exact`` enter through its sums (E3)-(E4).
     """
+    enumerated = [b for b in blocks if exact is not None and exact.covers(b.low, b.high)]
+    others = [b for b in blocks if b not in enumerated]
     alpha = np.exp(grid.astype(np.longdouble))
     up_factor = np.longdouble(1 + BINOMIAL_RELATIVE_ERROR)
     low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
@@ -410,14 +399,15 @@ def _profiles(
         zero = np.longdouble(_binomial.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
         upper = (zero + np.longdouble(charged[0])) * up_factor
         lower = zero * low_factor
-        for block in blocks:
+        if enumerated:
+            weights = {block.low: block.weight for block in enumerated}
+            up, low = exact.replace(n, weights, grid)
+            upper = upper + np.longdouble(up) * up_factor
+            lower = lower + np.longdouble(low) * low_factor
+        for block in others:
             weight = np.longdouble(block.weight)
-            upper = upper + weight * up_factor * _replace_terms(
-                bases, block, n, grid, "upper", exact
-            )
-            lower = lower + weight * low_factor * _replace_terms(
-                bases, block, n, grid, "lower", exact
-            )
+            upper = upper + weight * up_factor * _replace_terms(bases, block, n, grid, "upper")
+            lower = lower + weight * low_factor * _replace_terms(bases, block, n, grid, "lower")
         return upper, lower
     pi0 = np.longdouble(_binomial.pmf(0, n, p))
     pi0_add = np.longdouble(_binomial.pmf(0, n + 1, p))
@@ -428,12 +418,26 @@ def _profiles(
     forward = (zero_f + np.longdouble(charged[1])) * up_factor
     reverse = (zero_r + np.longdouble(charged[0])) * up_factor
     forward_low, reverse_low = zero_f * low_factor, zero_r * low_factor
-    for block in blocks:
+    if enumerated:
+        counts = [block.low for block in enumerated]
+        log_r = dict(zip(counts, _log_ratio(n, p, np.array(counts)).tolist(), strict=True))
+        (a_up, a_low), (b_up, b_low) = exact.add_remove(
+            n,
+            {block.low: block.weight_add for block in enumerated},
+            {block.low: block.weight for block in enumerated},
+            log_r,
+            grid,
+        )
+        forward = forward + np.longdouble(a_up) * up_factor
+        reverse = reverse + np.longdouble(b_up) * up_factor
+        forward_low = forward_low + np.longdouble(a_low) * low_factor
+        reverse_low = reverse_low + np.longdouble(b_low) * low_factor
+    for block in others:
         weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
-        a, b = _add_remove_terms(n, p, bases, block, grid, "upper", exact)
+        a, b = _add_remove_terms(n, p, bases, block, grid, "upper")
         forward = forward + weight_add * up_factor * a
         reverse = reverse + weight * up_factor * b
-        a, b = _add_remove_terms(n, p, bases, block, grid, "lower", exact)
+        a, b = _add_remove_terms(n, p, bases, block, grid, "lower")
         forward_low = forward_low + weight_add * low_factor * a
         reverse_low = reverse_low + weight * low_factor * b
     return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
