@@ -77,6 +77,10 @@ MAX_REQUESTED_WORK = 100 * MAX_ENUMERATION_WORK
 #: hold; beyond it the per-count maxima (E1)-(E2) are summed instead.
 MAX_PATH_FLOATS = 2 * 10**7
 
+#: Largest ``datasets x target pairs x counts`` for which every dataset of the others
+#: is enumerated (E5)-(E6); beyond it the dynamic programme (E3)-(E4).
+MAX_DATASET_PAIRS = 20_000
+
 #: Counts are enumerated only while the smallest possible histogram mass stays above
 #: ``e^SMALLEST_LOG_MASS`` (no float64 underflow).
 SMALLEST_LOG_MASS = -600.0
@@ -335,6 +339,85 @@ def _fits_path(inputs: int, length: int, points: int) -> bool:
     return 4 * widest * points <= MAX_PATH_FLOATS
 
 
+def _subset_law(laws: dict, counts: tuple, size: int) -> np.ndarray:
+    """Law of the histogram of a uniform ``size``-subset of the dataset with value ``counts``.
+
+    Multivariate hypergeometric weights over the sub-multisets ``z`` of the dataset.
+    """
+    total = math.comb(sum(counts), size)
+    law = None
+    for z in itertools.product(*(range(c + 1) for c in counts)):
+        if sum(z) != size:
+            continue
+        weight = math.prod(math.comb(c, zi) for c, zi in zip(counts, z, strict=True)) / total
+        key = tuple(v for v, zi in enumerate(z) for _ in range(zi))
+        law = weight * laws[key] if law is None else law + weight * laws[key]
+    return law
+
+
+def _datasets(inputs: int, size: int):
+    """Every dataset of ``size`` others, as counts per input."""
+    for combo in itertools.combinations_with_replacement(range(inputs), size):
+        yield tuple(combo.count(v) for v in range(inputs))
+
+
+def _fits_datasets(inputs: int, size: int, pairs: int, counts: int) -> bool:
+    """Whether enumerating every dataset of ``size`` others fits ``MAX_DATASET_PAIRS``."""
+    return math.comb(inputs + size - 1, size) * pairs * counts <= MAX_DATASET_PAIRS
+
+
+def _replace_datasets(
+    rows: np.ndarray, n: int, weights: dict[int, float], grid: _Grid
+) -> np.ndarray:
+    """(E5): ``max_{t != t', x} sum_k weights[k] H(M_k(x, t) || M_k(x, t'))``, every dataset."""
+    top = max(weights)
+    histograms = _Histograms(rows.shape[1], top)
+    laws = _all_multisets(rows, histograms, min(top, n - 1))
+    best = np.zeros_like(grid.floor)
+    for counts in _datasets(rows.shape[0], n - 1):
+        subsets = {size: _subset_law(laws, counts, size) for size in range(min(top, n - 1) + 1)}
+        for t, t_prime in itertools.permutations(range(rows.shape[0]), 2):
+            total = np.zeros_like(grid.floor)
+            for k, weight in weights.items():
+                rate = k / n
+                absent = (1 - rate) * subsets[k] if k < n else 0.0
+                first = rate * histograms.add(subsets[k - 1], rows[t], k - 1) + absent
+                second = rate * histograms.add(subsets[k - 1], rows[t_prime], k - 1) + absent
+                total += weight * grid.values(first, second)
+            np.maximum(best, total, out=best)
+    return best
+
+
+def _add_remove_datasets(
+    rows: np.ndarray,
+    n: int,
+    weights_add: dict[int, float],
+    weights: dict[int, float],
+    grids_a: dict[int, _Grid],
+    grids_b: dict[int, _Grid],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(E6): both sums of (E4) per dataset of ``n`` others and target input, maximised."""
+    top = max(weights)
+    histograms = _Histograms(rows.shape[1], top)
+    laws = _all_multisets(rows, histograms, top)
+    forward = np.zeros_like(grids_a[top].floor)
+    reverse = np.zeros_like(forward)
+    for counts in _datasets(rows.shape[0], n):
+        subsets = {size: _subset_law(laws, counts, size) for size in range(top + 1)}
+        for t in range(rows.shape[0]):
+            total_a = np.zeros_like(forward)
+            total_b = np.zeros_like(forward)
+            for k in weights:
+                rate = k / (n + 1)
+                whole = subsets[k]
+                mixed = rate * histograms.add(subsets[k - 1], rows[t], k - 1) + (1 - rate) * whole
+                total_a += weights_add[k] * grids_a[k].values(mixed, whole)
+                total_b += weights[k] * grids_b[k].values(whole, mixed)
+            np.maximum(forward, total_a, out=forward)
+            np.maximum(reverse, total_b, out=reverse)
+    return forward, reverse
+
+
 def replace_sum(
     matrix: np.ndarray, n: int, weights: dict[int, float], eps: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -361,6 +444,9 @@ def replace_sum(
     rows = distinct_rows(matrix)
     inputs = rows.shape[0]
     length = min(top, n - 1)
+    if _fits_datasets(inputs, n - 1, inputs * (inputs - 1), len(weights)):
+        best = _replace_datasets(rows, n, weights, _Grid(eps, top))
+        return best[0], best[1]
     if not _fits_path(inputs, length, len(eps)):
         total = np.zeros((2, len(eps)))
         for k, weight in weights.items():
@@ -426,6 +512,9 @@ def add_remove_sums(
         return (forward[0], forward[1]), (reverse[0], reverse[1])
     grids_a = {k: _Grid(eps + log_r[k], top) for k in weights}
     grids_b = {k: _Grid(eps - log_r[k], top) for k in weights}
+    if _fits_datasets(inputs, n, 2 * inputs, len(weights)):
+        forward, reverse = _add_remove_datasets(rows, n, weights_add, weights, grids_a, grids_b)
+        return (forward[0], forward[1]), (reverse[0], reverse[1])
     histograms = _Histograms(rows.shape[1], top)
     laws = _all_multisets(rows, histograms, top)
 
