@@ -1,4 +1,4 @@
-"""Exact per-count terms of shuffled check-in for a finite randomizer with few reports.
+"""Exact small-count terms of shuffled check-in for a finite randomizer.
 
 Given the public count ``K = k`` (eq. 1 of :mod:`pld.mechanisms.checkin_mixture`),
 part ``k`` of check-in is a k-of-N subsampled shuffler: ``N`` users in all (``n``
@@ -7,37 +7,55 @@ reporters with probability ``g = k/N``. For small ``k`` and a finite randomizer
 ``R`` (an ``m x K`` row-stochastic matrix) its worst case is computed exactly,
 instead of through a dominating pair of the k-report shuffler.
 
-Write ``S(v; y)`` for the law of the histogram of ``k`` shuffled reports, one from
-input ``v`` and ``k - 1`` from the multiset ``y`` of inputs. Drawing the reporters
-as a uniform ``(k-1)``-subset ``S`` of the others and one more other ``j``
-(uniform among the rest), the target-present part is ``S(t; x_S)`` and the
-target-absent part, a uniform ``k``-subset of the others, is ``S(x_j; x_S)``:
+Write ``S(v; y)`` for the law of the histogram of the shuffled reports of input
+``v`` and of the multiset ``y`` of inputs, and ``Sh(z)`` for that of ``z`` alone.
+Draw a uniform ``k``-subset ``Z`` of the others and ``j`` uniform in ``Z``: then
+``Z - j`` is a uniform ``(k-1)``-subset, so the target-present part is
+``S(t; x_{Z-j})`` and the target-absent part ``Sh(x_Z)``:
 
-    M_k(D)  = E_{S,j} [ g S(t;  x_S) + (1 - g) S(x_j; x_S) ],
-    M_k(D') = E_{S,j} [ g S(t'; x_S) + (1 - g) S(x_j; x_S) ]      (replace-one).
+    M_k(D)  = E_Z [ g avg_{j in Z} S(t;  x_{Z-j}) + (1 - g) Sh(x_Z) ],
+    M_k(D') = E_Z [ g avg_{j in Z} S(t'; x_{Z-j}) + (1 - g) Sh(x_Z) ]     (replace-one).
 
-Joint convexity of the hockey-stick divergence in the pair moves ``E_{S,j}``
-outside, and the maximum over what the others may hold bounds the average:
+Joint convexity of the hockey-stick divergence in the pair moves ``E_Z``
+outside, and the maximum over the multiset ``z`` the ``k`` drawn others may hold
+bounds the average (``h_k(t, t', z)`` the divergence inside):
 
-    H_alpha(M_k(D) || M_k(D')) <= max_{t != t', v, |y| = k-1}
-        H_alpha(g S(t;y) + (1-g) S(v;y) || g S(t';y) + (1-g) S(v;y)).                     (E1)
+    H_alpha(M_k(D) || M_k(D')) <= max_{t != t', |z| = k} h_k(t, t', z)            (E1)
 
-The maximum is taken per ``k`` and per ``alpha`` (each term of eq. 1 is bounded
-separately, so different datasets may attain different terms), over ordered pairs
-``(t, t')`` (both orders of the neighbours) and over all ``(v, y)`` (any ``k``
-values are some ``k`` of the others' when ``n - 1 >= k``; fewer others only
-restrict the maximum). For others that all hold one value the averages are over
-a single term and (E1) is that dataset's exact term. At ``g = 1`` the others'
-report ``v`` drops out.
+per ``k`` and per ``alpha``, over ordered pairs ``(t, t')`` (both orders of the
+neighbours); any ``k <= n - 1`` values are some ``k`` others'. At ``k = n``
+(``g = 1``) every other reports: ``max_{|y| = n-1} H_alpha(S(t; y) || S(t'; y))``.
 
-Under add/remove (``D' = D`` plus the target; eqs. 2-3 there) the same argument
-bounds the terms ``A_k(beta)`` and ``B_k(beta)`` of the Lemma 7 mixture by
+Under add/remove (``D' = D`` plus the target; eqs. 2-3 there) ``T_k = E_Z avg_j
+S(t; x_{Z-j})`` and ``U_k = E_Z Sh(x_Z)`` with ``g = k/(n+1)``, and the same
+argument bounds the terms of the Lemma 7 mixture:
 
-    A_k(beta) <= max_{t, v, y} H_beta(g S(t;y) + (1-g) S(v;y) || S(v;y)),
-    B_k(beta) <= max_{t, v, y} H_beta(S(v;y) || g S(t;y) + (1-g) S(v;y)),          (E2)
+    A_k(beta) <= max_{t, z} H_beta(g avg_j S(t; z-j) + (1-g) Sh(z) || Sh(z)),
+    B_k(beta) <= max_{t, z} H_beta(Sh(z) || g avg_j S(t; z-j) + (1-g) Sh(z)).     (E2)
 
-with ``g = k/(n+1)``: only ``(T_k, U_k)`` is averaged over ``(S, j)``, the count's
-own ratio ``r_k`` is outside the hockey-stick argument.
+The count's own ratio ``r_k`` stays outside the hockey-stick argument.
+
+Coupling the counts
+-------------------
+(E1)-(E2) maximise each count separately; a real dataset must serve all counts at
+once. Two tighter bounds couple them, both per ``alpha`` and per direction:
+
+* Every dataset (E5)-(E6). For a dataset ``x`` of the others (a multiset) and
+  target inputs ``(t, t')``, the enumerated part of eq. (1) is computed exactly:
+  ``M_k(D) = g S(t; Y_{k-1}) + (1 - g) Y_k`` with ``Y_j`` the shuffle of a uniform
+  ``j``-subset of ``x`` (multivariate hypergeometric over its sub-multisets), and
+  ``sum_k w_k H_alpha(M_k(D) || M_k(D'))`` is maximised over ``x`` and ``(t, t')``.
+  Every real pair is one of these (and the counts beyond the enumerated ones are
+  bounded for every dataset), so this is the protocol's exact worst case over the
+  enumerated counts. Used while ``datasets x pairs x counts <= MAX_DATASET_PAIRS``.
+* A sequence (E3)-(E4). Order the others uniformly at random; the first ``k`` are a
+  uniform ``k``-subset for every ``k`` at once, so ``M(D) = E_pi[M_pi(D)]`` with
+  the count-``k`` part of ``M_pi`` built from the prefix ``z_k`` of the order
+  (target-present: ``avg_{j in z_k} S(t; z_k - j)``). Joint convexity over ``pi``
+  bounds the sum of the enumerated counts by the maximum over sequences ``w`` of
+  ``sum_k w_k h_k(t, t', prefix_k(w))``, a longest path over multisets (dynamic
+  programming, two levels of ``multisets x grid`` floats, ``MAX_PATH_FLOATS``).
+  Beyond that memory, the per-count maxima (E1)-(E2) are summed.
 
 Arithmetic: histograms are built one report at a time in float64; every mass is a
 sum of products of ``k`` entries of ``R``, so counts are enumerated only while
