@@ -34,7 +34,7 @@ from pld.mechanisms.checkin_mixture import (
     DEFAULT_COUNT_TOLERANCE,
     DEFAULT_TAIL_MASS,
     _blocks,
-    _bulk,
+    bulk_counts,
 )
 from pld.rdp.conversions import to_epsilon
 
@@ -52,7 +52,7 @@ def timed(function, *args, **kwargs):
 
 def certified_rdp(n: int, p: float, eps0: float) -> np.ndarray:
     """Per-round RDP upper bound of shuffled check-in by count blocks (module docstring)."""
-    low, high = _bulk(n, p, DEFAULT_TAIL_MASS)
+    low, high = bulk_counts(n, p, DEFAULT_TAIL_MASS)
     terms = []
     for block in _blocks(n, p, low, high, DEFAULT_COUNT_TOLERANCE):
         base = pld.clones(block.low, eps0)
@@ -80,7 +80,9 @@ def shuffled(sizes: list[int]) -> None:
     )
     for n in sizes:
         for p in (0.001, 0.01, 0.1):
-            blocks = len(_blocks(n, p, *_bulk(n, p, DEFAULT_TAIL_MASS), DEFAULT_COUNT_TOLERANCE))
+            blocks = len(
+                _blocks(n, p, *bulk_counts(n, p, DEFAULT_TAIL_MASS), DEFAULT_COUNT_TOLERANCE)
+            )
             one, build = timed(pld.checkin, n, p, EPS0)
             composed, compose = timed(one.self_compose, ROUNDS)
             low1, up1 = one.epsilon_bounds(DELTA)

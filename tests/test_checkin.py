@@ -13,6 +13,7 @@ import itertools
 import math
 import subprocess
 import sys
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -398,3 +399,35 @@ def test_exact_counts_is_checked():
         pld.checkin(10, 0.5, randomizer=r, exact_counts=-1)
     with pytest.raises(ValueError, match="exact_counts=40 would enumerate"):
         pld.checkin(100, 0.5, randomizer=r, exact_counts=40)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"n": 10**8, "p": 0.1, "eps0": 1.0}, "up to 10027798 reports, beyond the work budget"),
+        ({"n": 2**40, "p": 0.5, "eps0": 1.0}, "clones(n=549760670022"),
+        (
+            {"n": 10**8, "p": 0.5, "randomizer": pld.randomizers.krr(k=4, gamma=0.5)},
+            "above pld.shuffle's 10000000",
+        ),
+    ],
+)
+def test_huge_bulk_is_refused_up_front_with_the_estimate_and_the_knob(kwargs, fragment):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"checkin\(n=") as info:
+        pld.checkin(**kwargs)
+    assert time.perf_counter() - start < 2.0  # the bulk's quantiles only (it ran minutes)
+    message = str(info.value)
+    assert fragment in message and "max_base_count" in message, message
+
+
+def test_max_base_count_is_valid_and_costs_little():
+    # Counts above the cap use the cap's base: never below the uncapped bound. At
+    # n p = 50 a cap at 40 (the bulk's lower part) costs 27 % in eps(1e-6) (measured).
+    n, p = 1000, 0.05
+    full = pld.checkin(n, p, 1.0).epsilon_bounds(1e-6)
+    capped = pld.checkin(n, p, 1.0, max_base_count=40).epsilon_bounds(1e-6)
+    assert capped[1] >= full[1] * (1 - 1e-9)
+    assert capped[1] <= full[1] * 1.35
+    with pytest.raises(ValueError, match="max_base_count must be an integer >= 1"):
+        pld.checkin(n, p, 1.0, max_base_count=0)

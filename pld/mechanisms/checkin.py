@@ -42,6 +42,7 @@ from pld.mechanisms.checkin_mixture import (
     ADJACENCIES,
     DEFAULT_COUNT_TOLERANCE,
     DEFAULT_TAIL_MASS,
+    bulk_counts,
     checkin_from_bases,
 )
 from pld.randomizers.base import Randomizer
@@ -68,6 +69,7 @@ def checkin(
     tail_mass: float = DEFAULT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
     exact_counts: int | None = None,
+    max_base_count: int | None = None,
 ) -> PLD:
     """One round of shuffled check-in (seed 000, Algorithm 1).
 
@@ -107,6 +109,10 @@ def checkin(
         are bounded by the exact worst case over the other users' inputs
         (:mod:`pld.mechanisms.checkin_exact`), the rest by ``pld.shuffle``. Default:
         every count whose enumeration fits ``checkin_exact.MAX_ENUMERATION_WORK``; 0: none.
+    max_base_count : int, optional
+        Counts above it are bounded with the base of ``max_base_count`` reports (valid,
+        looser). Without it, a binomial bulk whose largest count needs a base beyond
+        ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up front.
 
     Returns
     -------
@@ -125,6 +131,8 @@ def checkin(
 
         if analysis not in ANALYSES:
             raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
+        if max_base_count is None:
+            _check_bases(n, p, tail_mass, randomizer=randomizer, analysis=analysis)
         shuffle(randomizer, 1, analysis)  # rejects an incompatible randomizer up front
         exact = _exact_counts(randomizer, analysis, adjacency, n, exact_counts)
 
@@ -136,6 +144,8 @@ def checkin(
 
         eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
         exact = None
+        if max_base_count is None:
+            _check_bases(n, p, tail_mass, eps0=eps0)
 
         def base(k: int, step: float | None) -> PLD:
             return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
@@ -149,7 +159,50 @@ def checkin(
         tail_mass=tail_mass,
         count_tolerance=count_tolerance,
         exact=exact,
+        max_base_count=max_base_count,
     )
+
+
+def _check_bases(
+    n: int,
+    p: float,
+    tail_mass: float,
+    *,
+    eps0: float | None = None,
+    randomizer: Randomizer | None = None,
+    analysis: str = "best",
+) -> None:
+    """Refuse up front a bulk whose largest count needs a base beyond its builder's limit."""
+    from pld.mechanisms.blanket import BLANKET_MAX_USERS
+    from pld.mechanisms.clones import check_clones_work
+
+    n = _validate.integer_at_least("n", n, 1)
+    p = _validate.in_interval("p", p, 0.0, 1.0, low_open=True)
+    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    largest = bulk_counts(n, p, tail_mass)[1]
+    what = f"checkin(n={n}, p={p:g}) needs bases of up to {largest} reports"
+    knob = (
+        "pass max_base_count (counts above it use the base of that many reports: valid, "
+        "looser), e.g. max_base_count=10**6"
+    )
+    if randomizer is not None and not isinstance(randomizer, Randomizer):
+        return  # pld.shuffle names it
+    if randomizer is not None and analysis != "clones":
+        if isinstance(randomizer, FiniteRandomizer) and largest > BLANKET_MAX_USERS:
+            raise ValueError(
+                f"{what}, above pld.shuffle's {BLANKET_MAX_USERS} for a finite randomizer "
+                f"(about 10 s there); {knob}"
+            )
+        return
+    local = eps0 if randomizer is None else min(randomizer.eps0, 50.0)
+    try:
+        check_clones_work(largest, local, tail_mass=CLONES_TAIL_MASS)
+    except ValueError as refusal:
+        estimate = str(refusal).split(";")[0]
+        raise ValueError(
+            f"{what}, beyond the work budget of pld.clones ({estimate}); {knob}, or raise "
+            "the budget with the environment variable PLD_MAX_GRID_POINTS"
+        ) from None
 
 
 def _exact_counts(

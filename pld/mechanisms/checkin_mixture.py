@@ -153,7 +153,7 @@ class _Block:
     odds: float
 
 
-def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
+def bulk_counts(n: int, p: float, tail_mass: float = DEFAULT_TAIL_MASS) -> tuple[int, int]:
     """Counts holding all but ``tail_mass`` per side of Bin(n, p) and of Bin(n + 1, p)."""
     low = int(min(_binomial.ppf(tail_mass, n, p), _binomial.ppf(tail_mass, n + 1, p)))
     # scipy's isf works through 1 - tail_mass and fails below ~1e-16: take the lower
@@ -297,12 +297,15 @@ class _Bases:
     pass that finds the default grid.
     """
 
-    def __init__(self, build: BaseBuilder) -> None:
+    def __init__(self, build: BaseBuilder, cap: int | None = None) -> None:
         self._build = build
+        self._cap = cap
         self._cache: dict[int, PLD] = {}
         self._reference: tuple[int, float] | None = None
 
     def __call__(self, k: int) -> PLD:
+        if self._cap is not None:
+            k = min(k, self._cap)
         if k not in self._cache:
             reference = self._reference
             if reference is not None and reference[0] <= k <= 2 * reference[0]:
@@ -453,6 +456,7 @@ def checkin_from_bases(
     tail_mass: float = DEFAULT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
     exact: ExactCounts | None = None,
+    max_base_count: int | None = None,
 ) -> PLD:
     """One round of check-in from a per-count base: ``base(k)`` dominates the shuffle of k reports.
 
@@ -484,6 +488,10 @@ def checkin_from_bases(
     exact : ExactCounts, optional
         Counts ``1..exact.limit`` use its exact terms (E1)-(E2) of
         :mod:`pld.mechanisms.checkin_exact` instead of Lemma 7 on ``base``.
+    max_base_count : int, optional
+        Counts above it use the base of ``max_base_count`` reports: still a valid
+        bound (the base's profile does not increase with the count, and eqs. 5-6
+        increase with it), looser; for counts whose own base would be too costly.
 
     Returns
     -------
@@ -503,10 +511,12 @@ def checkin_from_bases(
             "p must lie in (0, 1) with adjacency='add-remove' (at p = 1 the count reveals "
             "the target's presence)"
         )
-    bulk = _bulk(n, p, tail_mass)
+    bulk = bulk_counts(n, p, tail_mass)
     blocks = _blocks(n, p, *bulk, count_tolerance, exact.limit if exact is not None else 0)
     charged = _charged_tails(n, p, *bulk)
-    bases = _Bases(base)
+    if max_base_count is not None:
+        max_base_count = _validate.integer_at_least("max_base_count", max_base_count, 1)
+    bases = _Bases(base, max_base_count)
     size = n if adjacency == "replace" else n + 1
     reach = 0.0
     variance = 0.0
