@@ -298,6 +298,10 @@ def _cli_checkin(
     return checkin(n, p, randomizer=built, analysis=analysis, **common)
 
 
+#: ``pld.calibrate(..., "participation")`` sets the check-in probability ``p``.
+for _mechanism in (checkin, distributed_checkin, _cli_checkin):
+    _mechanism.calibration_names = {"participation": "p"}
+
 CLI_SPECS = (
     MechanismSpec(
         name="checkin",

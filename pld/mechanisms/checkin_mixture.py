@@ -334,7 +334,7 @@ def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side:
     """Replace, per unit weight: ``max(A, B)`` of the block (module docstring)."""
     if side == "lower":
         base = bases(bases.lower_count(block))
-        return np.maximum(*lemma7_terms(base, block.mean / n, grid, "lower"))
+        return np.maximum(*lemma7_terms(base, min(block.mean / n, 1.0), grid, "lower"))
     base = bases(block.low)
     at_low = np.maximum(*lemma7_terms(base, block.low / n, grid, "upper"))
     if block.high == block.low:
