@@ -25,12 +25,15 @@ tion       ``pld.checkin``, distributed check-in)
 collide with ``pld.clones``' clone probability, more private when larger). The
 true delta of check-in does not decrease with p: thinning the released multiset,
 each report kept independently with probability ``p'/p``, is a post-processing
-that gives check-in with ``p'`` exactly. So every p below the returned value meets
-the target too. The upper bound is checked, not assumed, to be monotone: it is
-over the deltas tests/test_checkin.py samples (>= 1e-7), but not far below (e.g.
-n = 300, eps0 = 1, eps = 0.1: 1.6e-9 at p = 0.005 and 2.2e-11 at p = 0.0075, the
-count blocks' and tails' floors); for targets that small, a larger passing p may
-exist, so the result then meets the target but may be less generous than it could be.
+that gives check-in with ``p'`` exactly. So every p below a value that meets the
+target meets it too. The upper bound is not monotone in p (measured: n = 100,
+eps0 = 2, eps = 0.5: 6.0e-3 at p = 0.33 but 5.0e-3 at p = 0.61, the clones bases
+of different counts; and at tiny deltas, e.g. n = 300, eps0 = 1, eps = 0.1: 1.6e-9
+at p = 0.005 and 2.2e-11 at p = 0.0075, the count blocks' floors). So for
+``participation`` the bisection is followed by probes at two, four, ... times the
+rejected value; if one meets the target, the search bisects again above it. The
+result meets the target and its neighbour does not; a passing p between the probes
+may still be missed (the result is then less generous than it could be, never invalid).
 
 Search: the parameter is restricted to a lattice, geometric for real
 parameters (consecutive values differ by the factor ``1 + tolerance``) and the
@@ -85,6 +88,7 @@ class _Parameter:
     high: float
     start: float
     keyword: str | None = None
+    monotone_by_thinning: bool = False
 
 
 #: Calibratable parameters; ``low``/``high`` is the default search range.
@@ -95,7 +99,9 @@ PARAMETERS: dict[str, _Parameter] = {
     "rate": _Parameter("smaller", False, 1e-9, 1.0, 0.01),
     "n": _Parameter("larger", True, 1, 10**9, 1000),
     "rounds": _Parameter("smaller", True, 1, 10**7, 1),
-    "participation": _Parameter("smaller", False, 1e-9, 1.0, 0.01, keyword="p"),
+    "participation": _Parameter(
+        "smaller", False, 1e-9, 1.0, 0.01, keyword="p", monotone_by_thinning=True
+    ),
 }
 
 
@@ -403,12 +409,28 @@ def calibrate(
                 failing = probe
             if passing is None:
                 _refuse(param, lattice, best["private_loss"], target_eps, target_delta, rounds)
-        while failing is not None and failing - passing > 1:
-            middle = (passing + failing) // 2
-            if meets(middle):
-                passing = middle
+        while failing is not None:
+            while failing - passing > 1:
+                middle = (passing + failing) // 2
+                if meets(middle):
+                    passing = middle
+                else:
+                    failing = middle
+            if not spec.monotone_by_thinning:
+                break
+            # The truth is monotone but the bound need not be: probe twice, four times,
+            # ... the failing value, and bisect again above any probe that passes.
+            probe = failing
+            while probe < lattice.size - 1:
+                probe = lattice.more_generous(probe)
+                if meets(probe):
+                    passing = probe
+                    break
             else:
-                failing = middle
+                break
+            failing = next(
+                (i for i in sorted(outcomes) if i > passing and outcomes[i] > target_delta), None
+            )
 
     loss = best["loss"]
     value = lattice.value(passing)

@@ -431,3 +431,51 @@ def test_max_base_count_is_valid_and_costs_little():
     assert capped[1] <= full[1] * 1.35
     with pytest.raises(ValueError, match="max_base_count must be an integer >= 1"):
         pld.checkin(n, p, 1.0, max_base_count=0)
+
+
+def test_calibrate_participation_meets_the_target():
+    n, eps0 = 20, 1.0
+    result = pld.calibrate(
+        pld.checkin,
+        "participation",
+        target_eps=0.3,
+        target_delta=1e-3,
+        tolerance=0.05,
+        n=n,
+        eps0=eps0,
+    )
+    assert result.param == "participation" and result.certified
+    assert pld.checkin(n, result.value, eps0).delta(0.3) <= 1e-3
+    assert pld.checkin(n, result.rejected, eps0).delta(0.3) > 1e-3
+    assert result.rejected <= result.value * 1.11
+    # p alone would be pld.clones' clone probability: participation is check-in's only.
+    with pytest.raises(ValueError, match="no parameter 'participation'"):
+        pld.calibrate(pld.clones, "participation", target_eps=0.3, target_delta=1e-3, n=n, eps0=1)
+    with pytest.raises(ValueError, match="p is the calibrated parameter"):
+        pld.calibrate(
+            pld.checkin, "participation", target_eps=0.3, target_delta=1e-3, n=n, eps0=1, p=0.5
+        )
+
+
+def test_delta_grows_with_participation_where_sampled():
+    # The truth does not decrease with p (thinning the multiset is a post-processing);
+    # the bound is checked here, not assumed (pld.calibration documents where it is not).
+    ps = np.geomspace(0.05, 1.0, 7)
+    deltas = [pld.checkin(20, float(p), 1.0).delta(0.3) for p in ps]
+    assert np.all(np.diff(deltas) > 0), deltas
+
+
+def test_cli_calibrates_participation(capsys):
+    from pld.cli import main
+
+    args = ["calibrate", "--mechanism", "checkin", "--n", "20", "--eps0", "1"]
+    args += ["--target-eps", "0.3", "--target-delta", "1e-3", "--param", "participation"]
+    assert main(["--quiet", *args, "--tolerance", "0.2", "--bounds", "0.1", "1", "--json"]) == 0
+    import json
+
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["param"] == "participation" and payload["delta_upper"] <= 1e-3
+    assert main(["--quiet", *args, "--p", "0.5"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "pld: error: --p is what --param participation calibrates; do not give it"
+    )
