@@ -569,12 +569,29 @@ class ExactCounts:
     def __init__(self, matrix: np.ndarray, limit: int, eps0: float) -> None:
         self.matrix = distinct_rows(matrix)
         self.limit = limit
-        self.reach = eps0 if math.isfinite(eps0) else 0.0
+        self.eps0 = eps0
         rows = self.matrix
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = (rows[:, None, :] - rows[None, :, :]) ** 2 / rows[None, :, :]
         self._chi_square = float(np.max(np.nansum(np.where(np.isfinite(terms), terms, 0), -1)))
         self._blanket = float(rows.min(axis=0).sum())
+
+    def reach(self, rate: float) -> float:
+        """Largest |loss| of the pairs of (E1)-(E6) at subsampling rate ``rate`` (nats).
+
+        With ``A <= e^eps0 C`` and ``B >= e^-eps0 C`` for the target-present parts
+        ``A, B`` and the target-absent part ``C`` (each report is eps0-LDP), ``(g A +
+        (1-g) C) / (g B + (1-g) C) <= (1 + g (e^eps0 - 1)) / (1 - g (1 - e^-eps0))``,
+        and never above ``e^eps0``. 0 for an infinite eps0 (the grid's end then holds
+        the rest of the profile).
+        """
+        if not math.isfinite(self.eps0):
+            return 0.0
+        rate = min(rate, 1.0)
+        mixed = math.log1p(rate * math.expm1(self.eps0)) - math.log1p(
+            -rate * -math.expm1(-self.eps0)
+        )
+        return min(self.eps0, mixed)
 
     def chi_square(self, k: int) -> float:
         """Rough chi-square divergence of ``k`` shuffled reports, for choosing a loss grid.

@@ -523,7 +523,7 @@ def checkin_from_bases(
     for block in blocks:
         rate = block.high / size
         if exact is not None and exact.covers(block.low, block.high):
-            reach = max(reach, exact.reach)
+            reach = max(reach, exact.reach(rate))
             variance += block.weight * rate**2 * exact.chi_square(block.low)
             continue
         first = bases(block.low)
