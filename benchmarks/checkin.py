@@ -100,6 +100,23 @@ def shuffled(sizes: list[int]) -> None:
             )
 
 
+def specific() -> None:
+    """k-RR (k = 4, eps0 = 1): exact small counts (pld.mechanisms.checkin_exact) vs none."""
+    r = pld.randomizers.krr(k=4, eps0=EPS0)
+    print(f"\n=== shuffled check-in, k-RR k = 4, eps0 = {EPS0}: exact small counts vs none ===")
+    print(
+        f"{'n':>6} {'p':>5} {'exact':>5} {'build s':>7} {'eps(1e-6) upper':>15} {'delta(0.5)':>11}"
+    )
+    for n, p in ((5, 0.5), (20, 0.3), (1000, 0.01)):
+        for exact in (None, 0):
+            one, build = timed(pld.checkin, n, p, randomizer=r, exact_counts=exact)
+            print(
+                f"{n:>6d} {p:>5g} {'auto' if exact is None else 'none':>5} {build:>7.2f} "
+                f"{one.epsilon_bounds(DELTA)[1]:>15.5g} {one.delta_bounds(0.5)[1]:>11.4g}",
+                flush=True,
+            )
+
+
 def distributed() -> None:
     sigma = 1.0
     print(f"\n=== distributed check-in, sigma = {sigma}, sensitivity 2, T = {ROUNDS} ===")
@@ -121,6 +138,7 @@ def main() -> None:
     args = parser.parse_args()
     pld.checkin(100, 0.1, EPS0)  # numba compilation, imports
     shuffled([10**3, 10**5] if args.quick else [10**3, 10**5, 10**7])
+    specific()
     distributed()
 
 

@@ -479,3 +479,49 @@ def test_cli_calibrates_participation(capsys):
     assert capsys.readouterr().err.strip() == (
         "pld: error: --p is what --param participation calibrates; do not give it"
     )
+
+
+def _matrix_laws(rows, p, values):
+    """Exact law of the released histogram for users holding ``values`` (any matrix)."""
+    law = {(0,) * len(rows[0]): Fraction(1)}
+    for value in values:
+        new = {}
+        for histogram, mass in law.items():
+            new[histogram] = new.get(histogram, 0) + mass * (1 - p)
+            for y, r in enumerate(rows[value]):
+                bumped = list(histogram)
+                bumped[y] += 1
+                key = tuple(bumped)
+                new[key] = new.get(key, 0) + mass * p * r
+        law = new
+    return law
+
+
+@pytest.mark.parametrize("adjacency", ADJACENCIES)
+def test_asymmetric_matrix_randomizer_is_tight_at_tiny_n(adjacency):
+    # Every ordered target pair and every dataset of the others, exact fractions: the
+    # general (not k-RR) path of checkin_exact, with inputs of unequal roles.
+    rows = [[0.5, 0.25, 0.25], [0.125, 0.625, 0.25], [0.25, 0.25, 0.5]]
+    exact_rows = [[Fraction(v) for v in row] for row in rows]
+    n, p = 3, Fraction(1, 2)
+    r = pld.randomizers.matrix(rows)
+    loss = pld.checkin(n, float(p), randomizer=r, adjacency=adjacency, loss_grid_step=STEP)
+    eps = np.array([0.0, 0.1, 0.3, 0.6])
+    _, upper = loss.delta_bounds(eps)
+    worst = np.zeros(eps.size)
+    size = n - 1 if adjacency == "replace" else n
+    targets = itertools.permutations(range(3), 2) if adjacency == "replace" else range(3)
+    for target in targets:
+        for others in itertools.combinations_with_replacement(range(3), size):
+            if adjacency == "replace":
+                first = _matrix_laws(exact_rows, p, [*others, target[0]])
+                second = _matrix_laws(exact_rows, p, [*others, target[1]])
+            else:
+                first = _matrix_laws(exact_rows, p, others)
+                second = _matrix_laws(exact_rows, p, [*others, target])
+            for i, e in enumerate(eps):
+                for a, b in ((first, second), (second, first)):
+                    value = float(oracle.hockey_stick(a, b, _alpha(e)))
+                    worst[i] = max(worst[i], value)
+    assert np.all(upper >= worst), (upper, worst)
+    assert np.all(upper <= worst * (1 + 1e-6) + 1e-12), upper / worst

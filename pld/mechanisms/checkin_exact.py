@@ -436,6 +436,25 @@ def _add_remove_datasets(
     return forward, reverse
 
 
+def _target_pairs(rows: np.ndarray) -> list[tuple[int, int]]:
+    """Ordered pairs of distinct inputs, one per class of relabellings.
+
+    For a symmetric randomizer (square, two values, one of them once in every row
+    and column: k-RR up to the order of its outputs) every pair maps to ``(0, 1)``
+    by permuting inputs and outputs alike,
+    which leaves the matrix, the others' datasets and the histograms' laws as they
+    were: one pair is enough. Otherwise every ordered pair.
+    """
+    size = rows.shape[0]
+    levels = np.unique(rows)
+    if rows.shape[1] == size and levels.size == 2:
+        marked = rows == levels[0]
+        for single in (marked, ~marked):
+            if np.all(single.sum(axis=0) == 1) and np.all(single.sum(axis=1) == 1):
+                return [(0, 1)]
+    return list(itertools.permutations(range(size), 2))
+
+
 def replace_sum(
     matrix: np.ndarray, n: int, weights: dict[int, float], eps: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -480,10 +499,14 @@ def replace_sum(
         first = histograms.add(law, rows[t], n - 1)
         return weights[n] * grid.values(first, histograms.add(law, rows[t_prime], n - 1))
 
+    presents: dict[tuple, list[np.ndarray]] = {}
+
     def term(z: tuple, t: int, t_prime: int) -> np.ndarray:
         k = len(z)
         rate = k / n
-        present = _present(rows, histograms, laws, z)
+        if z not in presents:
+            presents[z] = _present(rows, histograms, laws, z)
+        present = presents[z]
         absent = (1 - rate) * laws[z]
         value = weights.get(k, 0.0) * grid.values(
             rate * present[t] + absent, rate * present[t_prime] + absent
@@ -493,7 +516,7 @@ def replace_sum(
         return value
 
     best = np.zeros((2, len(eps)))
-    for t, t_prime in itertools.permutations(range(inputs), 2):
+    for t, t_prime in _target_pairs(rows):
         if length == 0:
             value = full(t, t_prime, ())
         else:
