@@ -62,10 +62,10 @@ sum of products of ``k`` entries of ``R``, so counts are enumerated only while
 ``(min positive entry)^k > e^-600`` (no underflow). Each hockey-stick value is
 raised (upper) or lowered (lower) by a relative margin on the masses it sums and
 counts the outputs whose computed loss clears ``log alpha`` by a tolerance
-(:class:`_Grid`): rounding and near-ties cannot bring the upper value below
-the exact maximum. The work is ``pairs x histograms`` per grid point of a pair's
-loss range; counts are enumerated while :func:`enumeration_work` stays within
-``MAX_ENUMERATION_WORK``.
+(:class:`pld.mechanisms._shuffled_laws.HockeyGrid`): rounding and near-ties
+cannot bring the upper value below the exact maximum. The work is ``pairs x
+histograms`` per grid point of a pair's loss range; counts are enumerated while
+:func:`enumeration_work` stays within ``MAX_ENUMERATION_WORK``.
 """
 
 from __future__ import annotations
@@ -76,13 +76,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-#: Relative rounding per report of a histogram mass and of its hockey-stick sum:
-#: 64 units of float64 roundoff, far above the few roundings each mass sees.
-ROUNDING = 64 * 2.0**-53
-
-#: Absolute error allowed for a computed loss ``log(P/Q)`` of a histogram (nats): the
-#: masses carry ``<= (2k + 1)`` roundings and the logarithm one more, ~1e-14 at most.
-LOSS_TOLERANCE = 1e-12
+from pld.mechanisms._shuffled_laws import (
+    Histograms,
+    HockeyGrid,
+    all_multisets,
+    datasets,
+    distinct_rows,
+    groups,
+    multisets,
+    present_laws,
+    subset_law,
+)
 
 #: Largest ``pairs x histograms`` of one count (:func:`enumeration_work`) that is
 #: enumerated; about 0.5 s per count on the reference machine.
@@ -105,11 +109,6 @@ SMALLEST_LOG_MASS = -600.0
 
 #: Largest count ever enumerated.
 MAX_EXACT_COUNT = 64
-
-
-def distinct_rows(matrix: np.ndarray) -> np.ndarray:
-    """The distinct rows of a row-stochastic matrix (inputs with equal laws are one input)."""
-    return np.unique(np.asarray(matrix, dtype=np.float64), axis=0)
 
 
 def enumeration_work(inputs: int, outputs: int, k: int, adjacency: str) -> int:
@@ -152,108 +151,6 @@ def exact_count_limit(
     return limit
 
 
-class _Histograms:
-    """Histograms of ``j`` reports over the outputs, and where one more report takes them."""
-
-    def __init__(self, outputs: int, top: int) -> None:
-        levels = [np.zeros((1, outputs), dtype=np.int64)]
-        successors = []
-        for _ in range(top):
-            current = levels[-1]
-            grown: dict[tuple[int, ...], int] = {}
-            table = np.empty((current.shape[0], outputs), dtype=np.int64)
-            for row, histogram in enumerate(current):
-                for y in range(outputs):
-                    bumped = list(histogram)
-                    bumped[y] += 1
-                    key = tuple(bumped)
-                    table[row, y] = grown.setdefault(key, len(grown))
-            successors.append(table)
-            levels.append(np.array(list(grown), dtype=np.int64))
-        self.sizes = [level.shape[0] for level in levels]
-        self.successors = successors
-
-    def add(self, law: np.ndarray, row: np.ndarray, level: int) -> np.ndarray:
-        """Law of the histogram after one more report drawn from ``row``."""
-        weights = (law[:, None] * row[None, :]).ravel()
-        table = self.successors[level].ravel()
-        return np.bincount(table, weights=weights, minlength=self.sizes[level + 1])
-
-
-def _multisets(rows: np.ndarray, histograms: _Histograms, size: int) -> dict[tuple, np.ndarray]:
-    """Law of the histogram of every multiset of ``size`` inputs (keys: nondecreasing tuples)."""
-    laws = {(): np.ones(1)}
-    for combo in itertools.combinations_with_replacement(range(rows.shape[0]), size):
-        for depth in range(1, size + 1):
-            prefix = combo[:depth]
-            if prefix not in laws:
-                laws[prefix] = histograms.add(laws[prefix[:-1]], rows[prefix[-1]], depth - 1)
-    return {key: law for key, law in laws.items() if len(key) == size}
-
-
-def _groups(rows: np.ndarray, histograms: _Histograms, k: int):
-    """Per multiset ``z`` of ``k`` inputs: ``Sh(z)`` and ``avg_{j in z} S(t; z - j)`` for each t.
-
-    ``Sh(z)`` is the law of the histogram of the ``k`` reports of ``z``; the average
-    is over the ``k`` members ``j`` of ``z`` (with multiplicity).
-    """
-    smaller = _multisets(rows, histograms, k - 1)
-    for z in itertools.combinations_with_replacement(range(rows.shape[0]), k):
-        whole = histograms.add(smaller[z[:-1]], rows[z[-1]], k - 1)
-        rest = np.zeros(histograms.sizes[k - 1])
-        for j in set(z):
-            position = z.index(j)
-            rest += z.count(j) / k * smaller[z[:position] + z[position + 1 :]]
-        yield whole, [histograms.add(rest, row, k - 1) for row in rows]
-
-
-class _Grid:
-    """``H_alpha(P || Q)`` of one pair of laws on a sorted grid of ``log alpha``, from both sides.
-
-    Each value is raised (upper) or lowered (lower) by ``margin (P + alpha Q)``
-    summed over the outputs counted, and the outputs counted are those whose
-    computed loss exceeds ``log alpha - LOSS_TOLERANCE`` (upper) or ``log alpha +
-    LOSS_TOLERANCE`` (lower): the computed losses are within it of the true ones,
-    and a wrongly counted output moves the sum by at most ``(e^tol - 1) alpha Q``,
-    inside the margin. Below a pair's smallest loss its value is ``1 - alpha``
-    exactly and above its largest 0, so only the window between is evaluated;
-    below it the value is ``floor``: ``(1 - alpha)_+`` raised and lowered by the margin.
-    """
-
-    def __init__(self, log_alpha: np.ndarray, k: int) -> None:
-        self.log_alpha = np.asarray(log_alpha, dtype=np.float64)
-        self.alpha = np.exp(self.log_alpha)
-        self.margin = ROUNDING * (k + 2) + 2 * LOSS_TOLERANCE
-        spread = self.margin * (1 + self.alpha)
-        self.floor = np.stack(
-            (np.clip(1 - self.alpha + spread, 0.0, 1.0), np.clip(1 - self.alpha - spread, 0.0, 1.0))
-        )
-
-    def values(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-        """Upper and lower ``H_alpha(first || second)`` (laws on the same histograms), (2, grid)."""
-        used = first > 0
-        first, second = first[used], second[used]
-        with np.errstate(divide="ignore"):
-            loss = np.log(first / second)
-        order = np.argsort(-loss, kind="stable")
-        descending = -loss[order]
-        cum_first = np.concatenate(([0.0], np.cumsum(first[order])))
-        cum_second = np.concatenate(([0.0], np.cumsum(second[order])))
-        start = np.searchsorted(self.log_alpha, -descending[-1] - LOSS_TOLERANCE, side="left")
-        stop = np.searchsorted(self.log_alpha, -descending[0] + LOSS_TOLERANCE, side="left")
-        out = np.zeros_like(self.floor)
-        out[:, :start] = self.floor[:, :start]
-        window = slice(start, stop)
-        log_alpha, alpha = self.log_alpha[window], self.alpha[window]
-        for side, sign in ((0, 1), (1, -1)):
-            shifted = log_alpha - sign * LOSS_TOLERANCE
-            count = np.searchsorted(descending, -shifted, side="left")
-            top = cum_first[count]
-            bottom = alpha * cum_second[count]
-            out[side, window] = np.clip(top - bottom + sign * self.margin * (top + bottom), 0, 1)
-        return out
-
-
 def replace_terms(
     matrix: np.ndarray, k: int, rate: float, eps: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -276,18 +173,18 @@ def replace_terms(
         The maximum of (E1) from above and from below (float rounding), in [0, 1].
     """
     rows = distinct_rows(matrix)
-    grid = _Grid(eps, k)
+    grid = HockeyGrid(eps, k)
     best = grid.floor.copy()
-    histograms = _Histograms(rows.shape[1], k)
+    histograms = Histograms(rows.shape[1], k)
     if rate >= 1:
         views = (
             (0.0, [histograms.add(law, row, k - 1) for row in rows])
-            for law in _multisets(rows, histograms, k - 1).values()
+            for law in multisets(rows, histograms, k - 1).values()
         )
     else:
         views = (
             ((1 - rate) * whole, [rate * law for law in present])
-            for whole, present in _groups(rows, histograms, k)
+            for whole, present in groups(rows, histograms, k)
         )
     for absent, present in views:
         for t, t_prime in itertools.permutations(range(rows.shape[0]), 2):
@@ -303,33 +200,15 @@ def add_remove_terms(
     ``rate`` is ``g = k/(n + 1)`` in (0, 1); the other arguments as in :func:`replace_terms`.
     """
     rows = distinct_rows(matrix)
-    grid_a, grid_b = _Grid(eps_a, k), _Grid(eps_b, k)
+    grid_a, grid_b = HockeyGrid(eps_a, k), HockeyGrid(eps_b, k)
     a, b = grid_a.floor.copy(), grid_b.floor.copy()
-    histograms = _Histograms(rows.shape[1], k)
-    for whole, present in _groups(rows, histograms, k):
+    histograms = Histograms(rows.shape[1], k)
+    for whole, present in groups(rows, histograms, k):
         for law in present:
             mixed = rate * law + (1 - rate) * whole
             np.maximum(a, grid_a.values(mixed, whole), out=a)
             np.maximum(b, grid_b.values(whole, mixed), out=b)
     return (a[0], a[1]), (b[0], b[1])
-
-
-def _present(rows: np.ndarray, histograms: _Histograms, laws: dict, z: tuple) -> list[np.ndarray]:
-    """``avg_{j in z} S(t; z - j)`` for each input t: the target and ``|z| - 1`` of ``z``."""
-    k = len(z)
-    rest = np.zeros(histograms.sizes[k - 1])
-    for j in set(z):
-        position = z.index(j)
-        rest += z.count(j) / k * laws[z[:position] + z[position + 1 :]]
-    return [histograms.add(rest, row, k - 1) for row in rows]
-
-
-def _all_multisets(rows: np.ndarray, histograms: _Histograms, top: int) -> dict:
-    """Laws of the histograms of every multiset of at most ``top`` inputs."""
-    laws: dict[tuple, np.ndarray] = {}
-    for size in range(top + 1):
-        laws.update(_multisets(rows, histograms, size))
-    return laws
 
 
 def _longest_path(inputs: int, length: int, term: Callable[[tuple], np.ndarray]) -> np.ndarray:
@@ -357,43 +236,21 @@ def _fits_path(inputs: int, length: int, points: int) -> bool:
     return 4 * widest * points <= MAX_PATH_FLOATS
 
 
-def _subset_law(laws: dict, counts: tuple, size: int) -> np.ndarray:
-    """Law of the histogram of a uniform ``size``-subset of the dataset with value ``counts``.
-
-    Multivariate hypergeometric weights over the sub-multisets ``z`` of the dataset.
-    """
-    total = math.comb(sum(counts), size)
-    law = None
-    for z in itertools.product(*(range(c + 1) for c in counts)):
-        if sum(z) != size:
-            continue
-        weight = math.prod(math.comb(c, zi) for c, zi in zip(counts, z, strict=True)) / total
-        key = tuple(v for v, zi in enumerate(z) for _ in range(zi))
-        law = weight * laws[key] if law is None else law + weight * laws[key]
-    return law
-
-
-def _datasets(inputs: int, size: int):
-    """Every dataset of ``size`` others, as counts per input."""
-    for combo in itertools.combinations_with_replacement(range(inputs), size):
-        yield tuple(combo.count(v) for v in range(inputs))
-
-
 def _fits_datasets(inputs: int, size: int, pairs: int, counts: int) -> bool:
     """Whether enumerating every dataset of ``size`` others fits ``MAX_DATASET_PAIRS``."""
     return math.comb(inputs + size - 1, size) * pairs * counts <= MAX_DATASET_PAIRS
 
 
 def _replace_datasets(
-    rows: np.ndarray, n: int, weights: dict[int, float], grid: _Grid
+    rows: np.ndarray, n: int, weights: dict[int, float], grid: HockeyGrid
 ) -> np.ndarray:
     """(E5): ``max_{t != t', x} sum_k weights[k] H(M_k(x, t) || M_k(x, t'))``, every dataset."""
     top = max(weights)
-    histograms = _Histograms(rows.shape[1], top)
-    laws = _all_multisets(rows, histograms, min(top, n - 1))
+    histograms = Histograms(rows.shape[1], top)
+    laws = all_multisets(rows, histograms, min(top, n - 1))
     best = np.zeros_like(grid.floor)
-    for counts in _datasets(rows.shape[0], n - 1):
-        subsets = {size: _subset_law(laws, counts, size) for size in range(min(top, n - 1) + 1)}
+    for counts in datasets(rows.shape[0], n - 1):
+        subsets = {size: subset_law(laws, counts, size) for size in range(min(top, n - 1) + 1)}
         for t, t_prime in itertools.permutations(range(rows.shape[0]), 2):
             total = np.zeros_like(grid.floor)
             for k, weight in weights.items():
@@ -411,17 +268,17 @@ def _add_remove_datasets(
     n: int,
     weights_add: dict[int, float],
     weights: dict[int, float],
-    grids_a: dict[int, _Grid],
-    grids_b: dict[int, _Grid],
+    grids_a: dict[int, HockeyGrid],
+    grids_b: dict[int, HockeyGrid],
 ) -> tuple[np.ndarray, np.ndarray]:
     """(E6): both sums of (E4) per dataset of ``n`` others and target input, maximised."""
     top = max(weights)
-    histograms = _Histograms(rows.shape[1], top)
-    laws = _all_multisets(rows, histograms, top)
+    histograms = Histograms(rows.shape[1], top)
+    laws = all_multisets(rows, histograms, top)
     forward = np.zeros_like(grids_a[top].floor)
     reverse = np.zeros_like(forward)
-    for counts in _datasets(rows.shape[0], n):
-        subsets = {size: _subset_law(laws, counts, size) for size in range(top + 1)}
+    for counts in datasets(rows.shape[0], n):
+        subsets = {size: subset_law(laws, counts, size) for size in range(top + 1)}
         for t in range(rows.shape[0]):
             total_a = np.zeros_like(forward)
             total_b = np.zeros_like(forward)
@@ -482,16 +339,16 @@ def replace_sum(
     inputs = rows.shape[0]
     length = min(top, n - 1)
     if _fits_datasets(inputs, n - 1, inputs * (inputs - 1), len(weights)):
-        best = _replace_datasets(rows, n, weights, _Grid(eps, top))
+        best = _replace_datasets(rows, n, weights, HockeyGrid(eps, top))
         return best[0], best[1]
     if not _fits_path(inputs, length, len(eps)):
         total = np.zeros((2, len(eps)))
         for k, weight in weights.items():
             total += weight * np.stack(replace_terms(matrix, k, k / n, eps))
         return total[0], total[1]
-    grid = _Grid(eps, top)
-    histograms = _Histograms(rows.shape[1], top)
-    laws = _all_multisets(rows, histograms, length)
+    grid = HockeyGrid(eps, top)
+    histograms = Histograms(rows.shape[1], top)
+    laws = all_multisets(rows, histograms, length)
 
     def full(t: int, t_prime: int, y: tuple) -> np.ndarray:
         """Count ``n``: every user reports, ``H(S(t; y) || S(t'; y))``."""
@@ -505,7 +362,7 @@ def replace_sum(
         k = len(z)
         rate = k / n
         if z not in presents:
-            presents[z] = _present(rows, histograms, laws, z)
+            presents[z] = present_laws(rows, histograms, laws, z)
         present = presents[z]
         absent = (1 - rate) * laws[z]
         value = weights.get(k, 0.0) * grid.values(
@@ -551,19 +408,19 @@ def add_remove_sums(
             forward += weights_add[k] * np.stack(a)
             reverse += weights[k] * np.stack(b)
         return (forward[0], forward[1]), (reverse[0], reverse[1])
-    grids_a = {k: _Grid(eps + log_r[k], top) for k in weights}
-    grids_b = {k: _Grid(eps - log_r[k], top) for k in weights}
+    grids_a = {k: HockeyGrid(eps + log_r[k], top) for k in weights}
+    grids_b = {k: HockeyGrid(eps - log_r[k], top) for k in weights}
     if _fits_datasets(inputs, n, 2 * inputs, len(weights)):
         forward, reverse = _add_remove_datasets(rows, n, weights_add, weights, grids_a, grids_b)
         return (forward[0], forward[1]), (reverse[0], reverse[1])
-    histograms = _Histograms(rows.shape[1], top)
-    laws = _all_multisets(rows, histograms, top)
+    histograms = Histograms(rows.shape[1], top)
+    laws = all_multisets(rows, histograms, top)
 
     def term(z: tuple, t: int, direction: int) -> np.ndarray:
         k = len(z)
         rate = k / size
         whole = laws[z]
-        mixed = rate * _present(rows, histograms, laws, z)[t] + (1 - rate) * whole
+        mixed = rate * present_laws(rows, histograms, laws, z)[t] + (1 - rate) * whole
         if direction == 0:
             return weights_add[k] * grids_a[k].values(mixed, whole)
         return weights[k] * grids_b[k].values(whole, mixed)
