@@ -11,7 +11,14 @@ subsampled shufflers (seed 004 Lemma 7 on a base of k reports), under replace-on
 and add/remove adjacency; :mod:`pld.mechanisms.checkin_mixture` derives it (eqs.
 1-3 there), documents which pair dominates under add/remove, and builds the
 bracket. Here: the bases. For any eps0-LDP randomizer the base of k reports is the
-clones pair ``pld.clones(k, eps0)`` (seed 004 eq. 3.1).
+clones pair ``pld.clones(k, eps0)`` (seed 004 eq. 3.1); for a specific randomizer,
+``pld.shuffle(randomizer, k)``. For a finite randomizer the small counts are not
+bounded through a base at all but enumerated exactly (:mod:`pld.mechanisms.checkin_exact`:
+the worst case over the other users' inputs, coupled across counts; at n <= 5 the
+bound is the protocol's worst neighbouring pair). A bulk whose largest count needs a
+base beyond ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up
+front, naming ``max_base_count`` (larger counts then use that base: valid, looser).
+The check-in probability is calibrated as ``pld.calibrate(..., "participation")``.
 
 Distributed check-in (seed 000 §4, Thm 4; seed 003 Thm 5)
 ---------------------------------------------------------
