@@ -346,8 +346,9 @@ def _tightness(n, kk, eps0, p, adjacency):
     assert np.all(upper >= worst), (upper, worst)
     # n <= 5: every count enumerated and every dataset of the others (checkin_exact, E5-E6),
     # so at loss-grid points only the weights' 1e-10 raise and the float margins remain.
-    # Measured over the exhaustive grid below: <= 1 + 2.6e-10 times the worst pair.
-    assert np.all(upper <= worst * (1 + 1e-6) + 1e-12), (upper / np.maximum(worst, 1e-300), worst)
+    # Measured over the exhaustive grid below: <= 1 + 2.6e-10 times the worst pair; where
+    # the worst pair is 0 (eps >= eps0) the engine's float budget leaves up to 1.6e-12.
+    assert np.all(upper <= worst * (1 + 1e-6) + 1e-11), (upper / np.maximum(worst, 1e-300), worst)
 
 
 @pytest.mark.parametrize(
