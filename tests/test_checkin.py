@@ -526,3 +526,37 @@ def test_asymmetric_matrix_randomizer_is_tight_at_tiny_n(adjacency):
                     worst[i] = max(worst[i], value)
     assert np.all(upper >= worst), (upper, worst)
     assert np.all(upper <= worst * (1 + 1e-6) + 1e-12), upper / worst
+
+
+def test_enumerated_sums_skip_counts_below_the_bulk():
+    # Weights for counts 3..4 only: the programme (E3-E4) must not ask for counts 1..2,
+    # and its sums equal those with zero weights there.
+    from pld.mechanisms.checkin_exact import MAX_DATASET_PAIRS, add_remove_sums, replace_sum
+
+    rows = pld.randomizers.krr(k=2, eps0=1.0).matrix
+    eps = np.linspace(-0.5, 0.5, 11)
+    n = MAX_DATASET_PAIRS  # too many datasets: the longest-path programme
+    weights, weights_add = {3: 0.3, 4: 0.2}, {3: 0.25, 4: 0.25}
+    log_r = {3: 0.01, 4: 0.02}
+    full_w = {1: 0.0, 2: 0.0, **weights}
+    full_a = {1: 0.0, 2: 0.0, **weights_add}
+    full_r = {1: 0.0, 2: 0.0, **log_r}
+    got = add_remove_sums(rows, n, weights_add, weights, log_r, eps)
+    ref = add_remove_sums(rows, n, full_a, full_w, full_r, eps)
+    for side in range(2):
+        for bound in range(2):
+            np.testing.assert_allclose(got[side][bound], ref[side][bound], rtol=1e-12)
+    np.testing.assert_allclose(
+        replace_sum(rows, n, weights, eps), replace_sum(rows, n, full_w, eps)
+    )
+
+
+@pytest.mark.slow
+def test_enumeration_starts_inside_the_bulk_under_add_remove():
+    # Counts below the bulk are charged, not enumerated: the programme skips them.
+    r = pld.randomizers.krr(k=2, eps0=1.0)
+    eps = np.array([0.0, 0.1])
+    common = {"adjacency": "add-remove", "exact_counts": 12}
+    upper = pld.checkin(1000, 0.05, randomizer=r, **common).delta_bounds(eps)[1]
+    plain = pld.checkin(1000, 0.05, randomizer=r, adjacency="add-remove", exact_counts=0)
+    assert np.all(upper <= plain.delta_bounds(eps)[1] * (1 + 1e-9))

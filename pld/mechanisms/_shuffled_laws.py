@@ -157,11 +157,11 @@ def subset_law(laws: dict, counts: tuple, size: int) -> np.ndarray:
     """
     total = math.comb(sum(counts), size)
     law = None
-    for z in itertools.product(*(range(c + 1) for c in counts)):
-        if sum(z) != size:
+    for key in itertools.combinations_with_replacement(range(len(counts)), size):
+        z = [key.count(v) for v in range(len(counts))]
+        if any(zi > c for zi, c in zip(z, counts, strict=True)):
             continue
         weight = math.prod(math.comb(c, zi) for c, zi in zip(counts, z, strict=True)) / total
-        key = tuple(v for v, zi in enumerate(z) for _ in range(zi))
         law = weight * laws[key] if law is None else law + weight * laws[key]
     return law
 

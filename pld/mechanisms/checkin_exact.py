@@ -365,9 +365,11 @@ def replace_sum(
             presents[z] = present_laws(rows, histograms, laws, z)
         present = presents[z]
         absent = (1 - rate) * laws[z]
-        value = weights.get(k, 0.0) * grid.values(
-            rate * present[t] + absent, rate * present[t_prime] + absent
-        )
+        value = np.zeros((2, len(eps)))
+        if k in weights:  # else a count below the bulk (charged elsewhere)
+            value = weights[k] * grid.values(
+                rate * present[t] + absent, rate * present[t_prime] + absent
+            )
         if k == length and top == n:
             value = value + full(t, t_prime, z)
         return value
@@ -418,6 +420,8 @@ def add_remove_sums(
 
     def term(z: tuple, t: int, direction: int) -> np.ndarray:
         k = len(z)
+        if k not in weights:  # a count below the bulk (charged elsewhere)
+            return np.zeros((2, len(eps)))
         rate = k / size
         whole = laws[z]
         mixed = rate * present_laws(rows, histograms, laws, z)[t] + (1 - rate) * whole
