@@ -34,7 +34,7 @@ from pld.mechanisms.checkin_mixture import (
     DEFAULT_COUNT_TOLERANCE,
     DEFAULT_TAIL_MASS,
     _blocks,
-    _bulk,
+    bulk_counts,
 )
 from pld.rdp.conversions import to_epsilon
 
@@ -52,7 +52,7 @@ def timed(function, *args, **kwargs):
 
 def certified_rdp(n: int, p: float, eps0: float) -> np.ndarray:
     """Per-round RDP upper bound of shuffled check-in by count blocks (module docstring)."""
-    low, high = _bulk(n, p, DEFAULT_TAIL_MASS)
+    low, high = bulk_counts(n, p, DEFAULT_TAIL_MASS)
     terms = []
     for block in _blocks(n, p, low, high, DEFAULT_COUNT_TOLERANCE):
         base = pld.clones(block.low, eps0)
@@ -80,7 +80,9 @@ def shuffled(sizes: list[int]) -> None:
     )
     for n in sizes:
         for p in (0.001, 0.01, 0.1):
-            blocks = len(_blocks(n, p, *_bulk(n, p, DEFAULT_TAIL_MASS), DEFAULT_COUNT_TOLERANCE))
+            blocks = len(
+                _blocks(n, p, *bulk_counts(n, p, DEFAULT_TAIL_MASS), DEFAULT_COUNT_TOLERANCE)
+            )
             one, build = timed(pld.checkin, n, p, EPS0)
             composed, compose = timed(one.self_compose, ROUNDS)
             low1, up1 = one.epsilon_bounds(DELTA)
@@ -94,6 +96,23 @@ def shuffled(sizes: list[int]) -> None:
                 f"{n:>9.0e} {p:>6g} {blocks:>6d} {build:>7.2f} [{low1:.5g}, {up1:.5g}]".ljust(58)
                 + f"{rdp1:>9.4g} {compose:>9.2f} [{low:.5g}, {up:.5g}]".ljust(45)
                 + f"{rdp_t:>8.4g} {certified_t:>8.4g} {rdp_seconds:>6.1f}",
+                flush=True,
+            )
+
+
+def specific() -> None:
+    """k-RR (k = 4, eps0 = 1): exact small counts (pld.mechanisms.checkin_exact) vs none."""
+    r = pld.randomizers.krr(k=4, eps0=EPS0)
+    print(f"\n=== shuffled check-in, k-RR k = 4, eps0 = {EPS0}: exact small counts vs none ===")
+    print(
+        f"{'n':>6} {'p':>5} {'exact':>5} {'build s':>7} {'eps(1e-6) upper':>15} {'delta(0.5)':>11}"
+    )
+    for n, p in ((5, 0.5), (20, 0.3), (1000, 0.01)):
+        for exact in (None, 0):
+            one, build = timed(pld.checkin, n, p, randomizer=r, exact_counts=exact)
+            print(
+                f"{n:>6d} {p:>5g} {'auto' if exact is None else 'none':>5} {build:>7.2f} "
+                f"{one.epsilon_bounds(DELTA)[1]:>15.5g} {one.delta_bounds(0.5)[1]:>11.4g}",
                 flush=True,
             )
 
@@ -119,6 +138,7 @@ def main() -> None:
     args = parser.parse_args()
     pld.checkin(100, 0.1, EPS0)  # numba compilation, imports
     shuffled([10**3, 10**5] if args.quick else [10**3, 10**5, 10**7])
+    specific()
     distributed()
 
 

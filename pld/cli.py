@@ -119,7 +119,8 @@ def _build_parser(specs: dict[str, MechanismSpec]) -> argparse.ArgumentParser:
     calibrate.add_argument(
         "--param",
         required=True,
-        help="the free parameter: a mechanism option (eps0, gamma, sigma, rate, n) or rounds",
+        help="the free parameter: a mechanism option (eps0, gamma, sigma, rate, n), rounds, or "
+        "participation (check-in probability p)",
     )
     calibrate.add_argument(
         "--rounds", type=int, default=None, help="number of rounds T (default 1)"
@@ -189,15 +190,20 @@ def _run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
 
     spec = args.specs[args.mechanism]
     free = args.param
-    allowed = [o.dest for o in spec.options if o.dest in PARAMETERS] + ["rounds"]
+    aliases = getattr(spec.build, "calibration_names", {})
+    allowed = [
+        o.dest for o in spec.options if o.dest in PARAMETERS and PARAMETERS[o.dest].keyword is None
+    ]
+    allowed += [name for name in aliases if name in PARAMETERS] + ["rounds"]
     if free not in allowed:
         raise UsageError(
             f"--param must be one of {', '.join(allowed)} for --mechanism {spec.name} "
             f"(got {free!r})"
         )
-    fixed = vars(mechanism_parser(spec, free=free).parse_args(list(args.mechanism_args)))
-    if free in fixed:
-        flag = next(o.flag for o in spec.options if o.dest == free)
+    dest = aliases.get(free, free)
+    fixed = vars(mechanism_parser(spec, free=dest).parse_args(list(args.mechanism_args)))
+    if dest in fixed:
+        flag = next(o.flag for o in spec.options if o.dest == dest)
         raise UsageError(f"{flag} is what --param {free} calibrates; do not give it")
     if free == "rounds" and args.rounds is not None:
         raise UsageError("--rounds is what --param rounds calibrates; do not give it")

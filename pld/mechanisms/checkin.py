@@ -11,7 +11,14 @@ subsampled shufflers (seed 004 Lemma 7 on a base of k reports), under replace-on
 and add/remove adjacency; :mod:`pld.mechanisms.checkin_mixture` derives it (eqs.
 1-3 there), documents which pair dominates under add/remove, and builds the
 bracket. Here: the bases. For any eps0-LDP randomizer the base of k reports is the
-clones pair ``pld.clones(k, eps0)`` (seed 004 eq. 3.1).
+clones pair ``pld.clones(k, eps0)`` (seed 004 eq. 3.1); for a specific randomizer,
+``pld.shuffle(randomizer, k)``. For a finite randomizer the small counts are not
+bounded through a base at all but enumerated exactly (:mod:`pld.mechanisms.checkin_exact`:
+the worst case over the other users' inputs, coupled across counts; at n <= 5 the
+bound is the protocol's worst neighbouring pair). A bulk whose largest count needs a
+base beyond ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up
+front, naming ``max_base_count`` (larger counts then use that base: valid, looser).
+The check-in probability is calibrated as ``pld.calibrate(..., "participation")``.
 
 Distributed check-in (seed 000 §4, Thm 4; seed 003 Thm 5)
 ---------------------------------------------------------
@@ -37,13 +44,16 @@ from pld import _validate
 from pld.loss_distribution import PLD
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.mechanisms.blanket import ANALYSES, RANDOMIZER_OPTIONS, RANDOMIZERS, build_randomizer
+from pld.mechanisms.checkin_exact import ExactCounts, exact_count_limit
 from pld.mechanisms.checkin_mixture import (
     ADJACENCIES,
     DEFAULT_COUNT_TOLERANCE,
     DEFAULT_TAIL_MASS,
+    bulk_counts,
     checkin_from_bases,
 )
 from pld.randomizers.base import Randomizer
+from pld.randomizers.finite import FiniteRandomizer
 from pld.recipes import refinable
 
 #: Truncation of the clones pair of each count (``pld.clones``'s ``tail_mass``):
@@ -65,6 +75,8 @@ def checkin(
     loss_grid_step: float | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+    exact_counts: int | None = None,
+    max_base_count: int | None = None,
 ) -> PLD:
     """One round of shuffled check-in (seed 000, Algorithm 1).
 
@@ -99,12 +111,22 @@ def checkin(
     count_tolerance : float
         Block width knob (:mod:`pld.mechanisms.checkin_mixture`), in [0, 1]; 0: every
         count of the bulk.
+    exact_counts : int, optional
+        With a finite ``randomizer`` and ``analysis="best"``: counts ``1..exact_counts``
+        are bounded by the exact worst case over the other users' inputs
+        (:mod:`pld.mechanisms.checkin_exact`), the rest by ``pld.shuffle``. Default:
+        every count whose enumeration fits ``checkin_exact.MAX_ENUMERATION_WORK``; 0: none.
+    max_base_count : int, optional
+        Counts above it are bounded with the base of ``max_base_count`` reports (valid,
+        looser). Without it, a binomial bulk whose largest count needs a base beyond
+        ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up front.
 
     Returns
     -------
     PLD
         One round, symmetric; its upper side is a rigorous bound (for every eps0-LDP
-        randomizer, or for ``randomizer`` as certified by ``pld.shuffle``).
+        randomizer, or for ``randomizer``: exact per count where enumerated, else as
+        certified by ``pld.shuffle``).
     """
     if (eps0 is None) == (randomizer is None):
         raise ValueError(
@@ -116,7 +138,10 @@ def checkin(
 
         if analysis not in ANALYSES:
             raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
+        if max_base_count is None:
+            _check_bases(n, p, tail_mass, randomizer=randomizer, analysis=analysis)
         shuffle(randomizer, 1, analysis)  # rejects an incompatible randomizer up front
+        exact = _exact_counts(randomizer, analysis, adjacency, n, exact_counts)
 
         def base(k: int, step: float | None) -> PLD:
             return shuffle(randomizer, k, analysis, loss_grid_step=step)
@@ -125,6 +150,9 @@ def checkin(
         from pld.mechanisms.clones import clones
 
         eps0 = _validate.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+        exact = None
+        if max_base_count is None:
+            _check_bases(n, p, tail_mass, eps0=eps0)
 
         def base(k: int, step: float | None) -> PLD:
             return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
@@ -137,7 +165,68 @@ def checkin(
         loss_grid_step=loss_grid_step,
         tail_mass=tail_mass,
         count_tolerance=count_tolerance,
+        exact=exact,
+        max_base_count=max_base_count,
     )
+
+
+def _check_bases(
+    n: int,
+    p: float,
+    tail_mass: float,
+    *,
+    eps0: float | None = None,
+    randomizer: Randomizer | None = None,
+    analysis: str = "best",
+) -> None:
+    """Refuse up front a bulk whose largest count needs a base beyond its builder's limit."""
+    from pld.mechanisms.blanket import BLANKET_MAX_USERS
+    from pld.mechanisms.clones import check_clones_work
+
+    n = _validate.integer_at_least("n", n, 1)
+    p = _validate.in_interval("p", p, 0.0, 1.0, low_open=True)
+    tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    largest = bulk_counts(n, p, tail_mass)[1]
+    what = f"checkin(n={n}, p={p:g}) needs bases of up to {largest} reports"
+    knob = (
+        "pass max_base_count (counts above it use the base of that many reports: valid, "
+        "looser), e.g. max_base_count=10**6"
+    )
+    if randomizer is not None and not isinstance(randomizer, Randomizer):
+        return  # pld.shuffle names it
+    if randomizer is not None and analysis != "clones":
+        if isinstance(randomizer, FiniteRandomizer) and largest > BLANKET_MAX_USERS:
+            raise ValueError(
+                f"{what}, above pld.shuffle's {BLANKET_MAX_USERS} for a finite randomizer "
+                f"(about 10 s there); {knob}"
+            )
+        return
+    local = eps0 if randomizer is None else min(randomizer.eps0, 50.0)
+    try:
+        check_clones_work(largest, local, tail_mass=CLONES_TAIL_MASS)
+    except ValueError as refusal:
+        estimate = str(refusal).split(";")[0]
+        raise ValueError(
+            f"{what}, beyond the work budget of pld.clones ({estimate}); {knob}, or raise "
+            "the budget with the environment variable PLD_MAX_GRID_POINTS"
+        ) from None
+
+
+def _exact_counts(
+    randomizer: Randomizer, analysis: str, adjacency: str, n: int, requested: int | None
+) -> ExactCounts | None:
+    """The enumerated counts of a finite randomizer (``None`` if none)."""
+    if requested is not None:
+        requested = _validate.integer_at_least("exact_counts", requested, 0)
+    if analysis != "best" or not isinstance(randomizer, FiniteRandomizer) or requested == 0:
+        return None
+    try:
+        matrix = randomizer.matrix
+    except ValueError:
+        return None
+    n = _validate.integer_at_least("n", n, 1)
+    limit = exact_count_limit(matrix, adjacency, n, requested)
+    return ExactCounts(matrix, limit, randomizer.eps0) if limit > 0 else None
 
 
 @refinable
@@ -215,6 +304,10 @@ def _cli_checkin(
     built = build_randomizer(randomizer, eps0=eps0, **options)
     return checkin(n, p, randomizer=built, analysis=analysis, **common)
 
+
+#: ``pld.calibrate(..., "participation")`` sets the check-in probability ``p``.
+for _mechanism in (checkin, distributed_checkin, _cli_checkin):
+    _mechanism.calibration_names = {"participation": "p"}
 
 CLI_SPECS = (
     MechanismSpec(

@@ -107,6 +107,7 @@ from pld.construction import from_bounds, from_pmfs
 from pld.engine import choose_loss_grid_step
 from pld.loss_distribution import PLD
 from pld.mechanisms._mixture import base_curves, kink_reach
+from pld.mechanisms.checkin_exact import ExactCounts
 from pld.mechanisms.profile import pair_from_hull, profile_hull
 from pld.mechanisms.subsample import MAX_NUM_POINTS, lemma7_terms
 
@@ -152,7 +153,7 @@ class _Block:
     odds: float
 
 
-def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
+def bulk_counts(n: int, p: float, tail_mass: float = DEFAULT_TAIL_MASS) -> tuple[int, int]:
     """Counts holding all but ``tail_mass`` per side of Bin(n, p) and of Bin(n + 1, p)."""
     low = int(min(_binomial.ppf(tail_mass, n, p), _binomial.ppf(tail_mass, n + 1, p)))
     # scipy's isf works through 1 - tail_mass and fails below ~1e-16: take the lower
@@ -167,8 +168,13 @@ def _bulk(n: int, p: float, tail_mass: float) -> tuple[int, int]:
     return max(low, 0), min(high, n)
 
 
-def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Block]:
-    """Greedy blocks of counts in ``[max(low, 1), high]`` (module docstring)."""
+def _blocks(
+    n: int, p: float, low: int, high: int, tolerance: float, singles: int = 0
+) -> list[_Block]:
+    """Greedy blocks of counts in ``[max(low, 1), high]`` (module docstring).
+
+    Counts ``<= singles`` are blocks of their own.
+    """
     start = max(low, 1)
     if start > high:
         return []
@@ -187,7 +193,7 @@ def _blocks(n: int, p: float, low: int, high: int, tolerance: float) -> list[_Bl
     while first < counts.size:
         last = first
         peak = heavier[first]
-        while last + 1 < counts.size:
+        while last + 1 < counts.size and counts[first] > singles:
             grown = max(peak, heavier[last + 1])
             if grown * (counts[last + 1] / counts[first] - 1) > tolerance:
                 break
@@ -291,12 +297,15 @@ class _Bases:
     pass that finds the default grid.
     """
 
-    def __init__(self, build: BaseBuilder) -> None:
+    def __init__(self, build: BaseBuilder, cap: int | None = None) -> None:
         self._build = build
+        self._cap = cap
         self._cache: dict[int, PLD] = {}
         self._reference: tuple[int, float] | None = None
 
     def __call__(self, k: int) -> PLD:
+        if self._cap is not None:
+            k = min(k, self._cap)
         if k not in self._cache:
             reference = self._reference
             if reference is not None and reference[0] <= k <= 2 * reference[0]:
@@ -325,7 +334,7 @@ def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side:
     """Replace, per unit weight: ``max(A, B)`` of the block (module docstring)."""
     if side == "lower":
         base = bases(bases.lower_count(block))
-        return np.maximum(*lemma7_terms(base, block.mean / n, grid, "lower"))
+        return np.maximum(*lemma7_terms(base, min(block.mean / n, 1.0), grid, "lower"))
     base = bases(block.low)
     at_low = np.maximum(*lemma7_terms(base, block.low / n, grid, "upper"))
     if block.high == block.low:
@@ -335,7 +344,12 @@ def _replace_terms(bases: _Bases, block: _Block, n: int, grid: np.ndarray, side:
 
 
 def _add_remove_terms(
-    n: int, p: float, bases: _Bases, block: _Block, grid: np.ndarray, side: str
+    n: int,
+    p: float,
+    bases: _Bases,
+    block: _Block,
+    grid: np.ndarray,
+    side: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Add/remove, per unit weight: the terms of eq. (2) (pi') and eq. (3) (pi)."""
     size = n + 1
@@ -372,11 +386,15 @@ def _profiles(
     bases: _Bases,
     grid: np.ndarray,
     charged: tuple[float, float],
+    exact: ExactCounts | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Upper and lower profile values at the grid, eqs. (1)-(3).
 
     ``charged``: probability (pi, pi') of the counts outside the bulk, at ``h = 1``.
+    Counts enumerated by ``exact`` enter through its sums (E3)-(E4).
     """
+    enumerated = [b for b in blocks if exact is not None and exact.covers(b.low, b.high)]
+    others = [b for b in blocks if b not in enumerated]
     alpha = np.exp(grid.astype(np.longdouble))
     up_factor = np.longdouble(1 + BINOMIAL_RELATIVE_ERROR)
     low_factor = np.longdouble(1 - BINOMIAL_RELATIVE_ERROR)
@@ -384,7 +402,12 @@ def _profiles(
         zero = np.longdouble(_binomial.pmf(0, n, p)) * np.maximum(1 - alpha, 0)
         upper = (zero + np.longdouble(charged[0])) * up_factor
         lower = zero * low_factor
-        for block in blocks:
+        if enumerated:
+            weights = {block.low: block.weight for block in enumerated}
+            up, low = exact.replace(n, weights, grid)
+            upper = upper + np.longdouble(up) * up_factor
+            lower = lower + np.longdouble(low) * low_factor
+        for block in others:
             weight = np.longdouble(block.weight)
             upper = upper + weight * up_factor * _replace_terms(bases, block, n, grid, "upper")
             lower = lower + weight * low_factor * _replace_terms(bases, block, n, grid, "lower")
@@ -398,7 +421,21 @@ def _profiles(
     forward = (zero_f + np.longdouble(charged[1])) * up_factor
     reverse = (zero_r + np.longdouble(charged[0])) * up_factor
     forward_low, reverse_low = zero_f * low_factor, zero_r * low_factor
-    for block in blocks:
+    if enumerated:
+        counts = [block.low for block in enumerated]
+        log_r = dict(zip(counts, _log_ratio(n, p, np.array(counts)).tolist(), strict=True))
+        (a_up, a_low), (b_up, b_low) = exact.add_remove(
+            n,
+            {block.low: block.weight_add for block in enumerated},
+            {block.low: block.weight for block in enumerated},
+            log_r,
+            grid,
+        )
+        forward = forward + np.longdouble(a_up) * up_factor
+        reverse = reverse + np.longdouble(b_up) * up_factor
+        forward_low = forward_low + np.longdouble(a_low) * low_factor
+        reverse_low = reverse_low + np.longdouble(b_low) * low_factor
+    for block in others:
         weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
         a, b = _add_remove_terms(n, p, bases, block, grid, "upper")
         forward = forward + weight_add * up_factor * a
@@ -418,6 +455,8 @@ def checkin_from_bases(
     loss_grid_step: float | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+    exact: ExactCounts | None = None,
+    max_base_count: int | None = None,
 ) -> PLD:
     """One round of check-in from a per-count base: ``base(k)`` dominates the shuffle of k reports.
 
@@ -446,6 +485,13 @@ def checkin_from_bases(
         Largest relative width ``k_b/k_a - 1`` of a count block, times its largest
         count probability relative to the mode's, in [0, 1]; 0 evaluates every
         count of the bulk (module docstring).
+    exact : ExactCounts, optional
+        Counts ``1..exact.limit`` use its exact terms (E1)-(E2) of
+        :mod:`pld.mechanisms.checkin_exact` instead of Lemma 7 on ``base``.
+    max_base_count : int, optional
+        Counts above it use the base of ``max_base_count`` reports: still a valid
+        bound (the base's profile does not increase with the count, and eqs. 5-6
+        increase with it), looser; for counts whose own base would be too costly.
 
     Returns
     -------
@@ -465,16 +511,22 @@ def checkin_from_bases(
             "p must lie in (0, 1) with adjacency='add-remove' (at p = 1 the count reveals "
             "the target's presence)"
         )
-    bulk = _bulk(n, p, tail_mass)
-    blocks = _blocks(n, p, *bulk, count_tolerance)
+    bulk = bulk_counts(n, p, tail_mass)
+    blocks = _blocks(n, p, *bulk, count_tolerance, exact.limit if exact is not None else 0)
     charged = _charged_tails(n, p, *bulk)
-    bases = _Bases(base)
+    if max_base_count is not None:
+        max_base_count = _validate.integer_at_least("max_base_count", max_base_count, 1)
+    bases = _Bases(base, max_base_count)
     size = n if adjacency == "replace" else n + 1
     reach = 0.0
     variance = 0.0
     for block in blocks:
-        first = bases(block.low)
         rate = block.high / size
+        if exact is not None and exact.covers(block.low, block.high):
+            reach = max(reach, exact.reach(rate))
+            variance += block.weight * rate**2 * exact.chi_square(block.low)
+            continue
+        first = bases(block.low)
         reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
         variance += block.weight * rate**2 * _chi_square(first)
     if adjacency == "add-remove":
@@ -488,9 +540,9 @@ def checkin_from_bases(
     coarse = _aligned(reach, step, multiple)
     grid = coarse
     if multiple > 1:
-        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, charged)
+        coarse_values, _ = _profiles(n, p, adjacency, blocks, bases, coarse, charged, exact)
         grid = _refined(coarse, coarse_values, step, multiple)
-    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, charged)
+    upper_values, lower_values = _profiles(n, p, adjacency, blocks, bases, grid, charged, exact)
     upper_values = np.clip(upper_values, 0, 1)
     lower_values = np.clip(lower_values, 0, 1)
     upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")

@@ -85,7 +85,12 @@ from pld import _binomial, _validate
 from pld.construction import from_pmfs
 from pld.engine import check_grid_points
 from pld.loss_distribution import PLD
-from pld.mechanisms._clones_cells import MERGED_MASS_RELATIVE_ERROR, ClonesCells, _cells
+from pld.mechanisms._clones_cells import (
+    MERGED_MASS_RELATIVE_ERROR,
+    ClonesCells,
+    _cells,
+    _check_work,
+)
 from pld.mechanisms._clones_pair import (
     EXACT_MAX_N,
     MAX_EPS0,
@@ -158,6 +163,20 @@ def clones_pmfs(n: int, eps0: float, p: float | None = None) -> tuple[np.ndarray
     if pair.n > EXACT_MAX_N:
         raise ValueError(f"n must be an integer <= {EXACT_MAX_N} for the exact lattice (got {n!r})")
     return _lattice_log_pmfs(pair)
+
+
+def check_clones_work(n: int, eps0: float, *, tail_mass: float = 1e-12) -> None:
+    """Refuse up front, as :func:`clones` would, ``n`` users beyond the work budget.
+
+    For callers that build many clones pairs (``pld.checkin``): the quantile
+    truncation and the default grid of :func:`clones`, nothing allocated.
+
+    Raises
+    ------
+    ValueError
+        With the estimate, if ``clones(n, eps0, tail_mass=tail_mass)`` would be refused.
+    """
+    _check_work(_pair(n, eps0, None), "quantile", tail_mass, None)
 
 
 def _options(
