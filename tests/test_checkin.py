@@ -196,7 +196,7 @@ def test_distributed_checkin_bounds_its_mixture_at_moderate_n():
     [
         ({"n": 10, "p": 0.0, "eps0": 1.0}, "p must lie in (0, 1]"),
         ({"n": 10, "p": 1.5, "eps0": 1.0}, "p must lie in (0, 1]"),
-        ({"n": 0, "p": 0.5, "eps0": 1.0}, "n must be an integer >= 1"),
+        ({"n": 0, "p": 0.5, "eps0": 1.0}, "n must be an integer in \\[1, "),
         ({"n": 10, "p": 0.5}, "exactly one of eps0"),
         ({"n": 10, "p": 0.5, "eps0": -1.0}, "eps0 must lie in (0, 50]"),
         ({"n": 10, "p": 0.5, "eps0": 1.0, "adjacency": "swap"}, "adjacency must be"),

@@ -446,6 +446,7 @@ def test_cli_refusals_are_one_line(capsys):
         ),
         (lambda: pld.gaussian(1.0).atoms(np.zeros(2)), "bound"),
         (lambda: pld.gaussian(1.0).delta_bounds([[0.1], [0.2, 0.3]]), "eps"),
+        (lambda: pld.shuffle(pld.randomizers.krr(4, eps0=1.0), 10, np.zeros(2)), "analysis"),
     ],
 )
 def test_arrays_where_a_word_is_expected_name_the_parameter(call, name):
@@ -464,3 +465,15 @@ def test_shuffle_and_observer_refuse_huge_n_up_front() -> None:
         pld.shuffle(randomizer, 10**8)
     with pytest.raises(ValueError, match=r"^n must be at most 1000000 "):
         pld.shuffle_observer(randomizer, 10**7)
+
+
+def test_checkin_refuses_more_users_than_the_library_wide_cap_at_once() -> None:
+    # n = 3.2e13 ran for 21 s and n = 1.6e287 ended in "cannot convert float NaN to
+    # integer": beyond 2^40 users the validator refuses before any binomial quantile,
+    # with or without a cap on the bases.
+    for n in (32 * 10**12, 16 * 10**286):
+        started = time.perf_counter()
+        for cap in (None, 10**6):
+            with pytest.raises(ValueError, match=r"^n must be an integer in \[1, 1099511627776\]"):
+                pld.checkin(n, 0.01, eps0=1.0, max_base_count=cap)
+        assert time.perf_counter() - started < 1.0

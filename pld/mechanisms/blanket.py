@@ -333,8 +333,7 @@ def shuffle(
     """
     randomizer = _check_randomizer(randomizer)
     n = _validate.integer_at_least("n", n, 1)
-    if analysis not in ANALYSES:
-        raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
+    analysis = _validate.one_of("analysis", analysis, ANALYSES)
     num_points = _validate.integer_at_least("num_points", num_points, 8)
     if loss_grid_step is not None:
         loss_grid_step = _validate.in_interval(

@@ -136,8 +136,7 @@ def checkin(
     if randomizer is not None:
         from pld.mechanisms.blanket import ANALYSES, shuffle
 
-        if analysis not in ANALYSES:
-            raise ValueError(f"analysis must be one of {ANALYSES} (got {analysis!r})")
+        analysis = _validate.one_of("analysis", analysis, ANALYSES)
         if max_base_count is None:
             _check_bases(n, p, tail_mass, randomizer=randomizer, analysis=analysis)
         shuffle(randomizer, 1, analysis)  # rejects an incompatible randomizer up front
@@ -183,7 +182,7 @@ def _check_bases(
     from pld.mechanisms.blanket import BLANKET_MAX_USERS
     from pld.mechanisms.clones import check_clones_work
 
-    n = _validate.integer_at_least("n", n, 1)
+    n = _validate.integer_at_least("n", n, 1, _validate.MAX_USERS)
     p = _validate.in_interval("p", p, 0.0, 1.0, low_open=True)
     tail_mass = _validate.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
     largest = bulk_counts(n, p, tail_mass)[1]

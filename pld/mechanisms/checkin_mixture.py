@@ -498,7 +498,7 @@ def checkin_from_bases(
     PLD
         One round, ``symmetric=True``; rigorous upper side, bracket as in the module docstring.
     """
-    n = _validate.integer_at_least("n", n, 1)
+    n = _validate.integer_at_least("n", n, 1, _validate.MAX_USERS)
     p = _validate.in_interval("p", p, 0.0, 1.0, low_open=True)
     if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be 'replace' or 'add-remove' (got {adjacency!r})")
