@@ -205,7 +205,8 @@ def refine(
     Returns
     -------
     lower, upper : ndarray
-        The intersection of the brackets of every PLD tried.
+        The smallest upper bound of every PLD tried; the lower bound of the most
+        refined one (and of tilted compositions on its grid).
     """
     current = loss._finest()
     lower, upper = measure(current)
