@@ -98,6 +98,16 @@ LOWER_REFINEMENT = 4
 #: itself (the bound is then loose by over a factor of two, up to vacuous).
 LOOSE_GRID_EXCESS = 1e-2
 
+#: Relative amount by which the lower side's values on the loss grid are lowered
+#: beyond the chord excess, so that float64 rounding of the pair's masses keeps its
+#: curve below the finer pair's (checked, :func:`_lower_pair`).
+_FLOAT_MARGIN = 1e-12
+
+#: Rounds of lowering the lower side's values where its curve is still above the
+#: finer pair's (float rounding, the floor ``1 - alpha``) before falling back to
+#: the finer pair.
+_LOWER_REPAIRS = 4
+
 #: Smallest subsampling rate computed (a smaller one is computed as this one).
 _SMALLEST_RATE = 1e-12
 
@@ -275,6 +285,59 @@ def _lower_grid(grid: np.ndarray, step: float) -> np.ndarray:
     return fine
 
 
+def _lower_pair(curves: list[Curve], rate: float, grid: np.ndarray, step: float) -> DiscretePair:
+    """A pair dominated by ``F = CTD(h_lower, G_f)``, supported on ``grid`` when possible.
+
+    ``F`` is the connect-the-dots interpolant of the lower profile on the finer
+    grid ``G_f`` of :func:`_lower_grid` (linear in alpha between its points). Its
+    atoms lie between loss-grid points, and the engine's dominated rounding of
+    isolated atoms there is first order in the step (it stalled refinement of
+    long compositions). Instead, the values at the points of ``grid`` (a subset
+    of ``G_f``, on the loss grid) are lowered by the largest excess, on either
+    adjacent interval, of the chord of ``F`` over ``F``: a chord through points
+    lowered by at least its interval's excess lies below ``F`` there (both are
+    linear in alpha between points of ``G_f``, so the excess is attained on
+    them). The hull of these values only lowers them further. The result is
+    checked at every point of ``G_f`` (long double); if it is not below ``F``
+    everywhere (the hull's floor ``1 - alpha`` can raise a value), ``F``'s own
+    pair is returned, for the engine to round. A curve below ``F`` everywhere is
+    the profile of a pair dominated by ``F``'s, so every composed delta of the
+    result is at most that of ``F``'s pair.
+    """
+    fine = _lower_grid(grid, step)
+    fine_vertices, fine_hull = profile_hull(fine, _profile(curves, rate, fine, "lower"))
+    fine_pair = pair_from_hull(fine, fine_vertices, fine_hull, "lower")
+    if fine.size == grid.size:
+        return fine_pair
+    stride = (fine.size - 1) // (grid.size - 1)
+    alpha = np.exp(fine.astype(np.longdouble))
+    ends = np.arange(0, fine.size, stride)
+    left = np.repeat(ends[:-1], stride)
+    right = left + stride
+    share = (alpha[:-1] - alpha[left]) / (alpha[right] - alpha[left])
+    chord = fine_hull[left] + share * (fine_hull[right] - fine_hull[left])
+    excess = np.max(np.maximum(chord - fine_hull[:-1], 0).reshape(-1, stride), axis=1)
+    lowering = np.maximum(np.append(excess, 0), np.insert(excess, 0, 0))
+    values = np.clip((fine_hull[ends] - lowering) * (1 - _FLOAT_MARGIN), 0, 1)
+    target = fine_pair._curve(alpha)
+    for _ in range(_LOWER_REPAIRS):
+        coarse = pair_from_hull(grid, *profile_hull(grid, values), "lower")
+        violation = np.maximum(coarse._curve(alpha) - target, 0)
+        if not np.any(violation > 0):
+            return coarse
+        # Lowering one end of an interval by d lowers its chord by d times the
+        # share of that end; either end alone must make up for the violation (the
+        # other may be held up by the floor 1 - alpha).
+        inner = violation[:-1].reshape(-1, stride)
+        weight = share.reshape(-1, stride)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            by_right = np.max(np.where(weight > 0, inner / weight, 0), axis=1)
+            by_left = np.max(np.where(weight < 1, inner / (1 - weight), 0), axis=1)
+        extra = np.maximum(np.append(by_left, violation[-1]), np.insert(by_right, 0, 0))
+        values = np.clip(values - 2 * extra, 0, 1)
+    return fine_pair
+
+
 def _upper_pair(curves: list[Curve], rate: float, grid: np.ndarray) -> DiscretePair:
     vertices, hull = profile_hull(grid, _profile(curves, rate, grid, "upper"))
     return pair_from_hull(grid, vertices, hull, "upper")
@@ -394,9 +457,7 @@ def subsample(
     grid, upper = _choose_grid(upper_curves, rate, grids, tolerance)
     if eps_grid is not None:
         _warn_if_loose(upper_curves, rate, upper)
-    fine = _lower_grid(grid, step)
-    lower_values = _profile(base_curves(base, "lower"), rate, fine, "lower")
-    lower = pair_from_hull(fine, *profile_hull(fine, lower_values), "lower")
+    lower = _lower_pair(base_curves(base, "lower"), rate, grid, step)
     upper_pld = from_pmfs(
         *upper.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
     )
