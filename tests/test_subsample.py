@@ -469,3 +469,17 @@ def test_long_composition_bracket_meets_one_percent_on_the_first_grid() -> None:
     lower, upper = composed.delta_bounds(eps, rel_accuracy=1e-3)
     assert lower[0] <= 9.98589e-4 <= upper[0]
     assert (upper[0] - lower[0]) / upper[0] <= 1e-3
+
+
+def test_no_float_shortfall_at_infinity_so_eps_at_1e_15_is_finite() -> None:
+    # The base's upper masses sum to 1 - 1.7e-16 in float64: within the curve's
+    # relative error budget, so nothing is charged to +inf (it was ~1.2e-17 per
+    # round, 1.2e-14 after 1000 rounds, and eps(1e-15) was [0.47, inf]).
+    one = pld.subsample(pld.clones(1000, 1.0, tail_mass=1e-20), 0.05)
+    for atoms in one.atoms("upper"):
+        assert atoms.infinity_mass <= 1e-19
+    composed = pld.subsample(pld.clones(1000, 1.0), 0.05).self_compose(1000)
+    lower, upper = composed.epsilon_bounds(1e-15)
+    # Measured [0.470801, 0.471011]: 4.5e-4 wide; eps(1e-12) is 0.4086 .. 0.4088.
+    assert math.isfinite(upper) and (upper - lower) / upper <= 1e-2
+    assert 0.4 < lower <= upper < 0.5

@@ -64,8 +64,10 @@ def curve_from_atoms(
 ) -> Curve:
     """Sort the atoms and take suffix sums in long double.
 
-    ``fill``: add any shortfall of the total P-mass below 1 to ``p_infinity`` (an
-    upper-bound charge; the base's upper atoms should sum to 1 already).
+    ``fill``: add a shortfall of the total P-mass below 1 to ``p_infinity`` (an
+    upper-bound charge; the base's upper atoms should sum to 1 already) unless it
+    is within the curve's ``relative_error`` of the total, which the budgets of
+    :func:`branches` already cover.
     """
     finite = np.isfinite(loss) & (p_mass > 0)
     p_infinity = p_infinity + float(p_mass[np.isposinf(loss)].sum())
@@ -75,11 +77,17 @@ def curve_from_atoms(
     with np.errstate(divide="ignore"):
         q_mass = np.exp(np.log(p_mass) - loss)
     p_tail, q_tail = tail_sums(p_mass, q_mass)
-    if fill:
-        p_infinity += max(0.0, float(1 - p_tail[0] - p_infinity))
     # Sequential long-double sums of n positive terms: relative error <= n u_long;
     # exp and the float64 inputs: a few u.
     relative_error = 8 * UNIT + 2 * loss.size * LONGUNIT
+    if fill:
+        # The budgets of `branches` cover every pair whose masses are within
+        # relative_error of these; a shortfall that small is float rounding of
+        # such a pair (it would otherwise put ~1e-16 per round at +inf, an
+        # infinite eps below delta ~ T * 1e-16). A larger one is charged.
+        shortfall = float(1 - p_tail[0] - p_infinity)
+        if shortfall > relative_error * float(p_tail[0]):
+            p_infinity += shortfall
     return Curve(loss, p_tail, q_tail, p_infinity, relative_error)
 
 
