@@ -483,3 +483,16 @@ def test_no_float_shortfall_at_infinity_so_eps_at_1e_15_is_finite() -> None:
     # Measured [0.470801, 0.471011]: 4.5e-4 wide; eps(1e-12) is 0.4086 .. 0.4088.
     assert math.isfinite(upper) and (upper - lower) / upper <= 1e-2
     assert 0.4 < lower <= upper < 0.5
+
+
+def test_a_real_shortfall_is_still_charged_to_infinity() -> None:
+    from pld.mechanisms._mixture import curve_from_atoms
+
+    loss = np.array([-0.5, 0.0, 0.5])
+    mass = np.array([0.2, 0.3, 0.5])
+    # A missing 1e-6 of P-mass is not float rounding: it goes to +inf.
+    curve = curve_from_atoms(loss, mass * (1 - 1e-6), 0.0, fill=True)
+    assert curve.p_infinity == pytest.approx(1e-6, rel=1e-6)
+    # One ulp short of 1 is within the relative error budget of the masses.
+    curve = curve_from_atoms(loss, np.array([0.2, 0.3, np.nextafter(0.5, 0)]), 0.0, fill=True)
+    assert curve.p_infinity == 0.0
