@@ -21,7 +21,7 @@ import pytest
 from scipy.stats import binom
 
 import pld
-from pld.mechanisms import _clones_pair
+from pld.mechanisms import _clones_kernels, _clones_pair
 from pld.mechanisms.clones import (
     CLI_SPECS,
     clones,
@@ -179,7 +179,9 @@ def test_loss_bounded_symmetric_and_monotone(n, eps0, p):
     pair = _clones_pair._pair(n, eps0, p)
     closed = np.array(
         [
-            _clones_pair._row_loss(i, i + j, pair.r, pair.one_minus_r, pair.blanket * (n - i - j))
+            _clones_kernels._row_loss(
+                i, i + j, pair.r, pair.one_minus_r, pair.blanket * (n - i - j)
+            )
             for i, j in zip(a[finite].tolist(), b[finite].tolist(), strict=True)
         ]
     )

@@ -1,4 +1,4 @@
-"""The truncated clones pair merged per loss-grid cell: the numba kernel that walks its rows.
+"""The truncated clones pair merged per loss-grid cell: numpy pass or numba kernel over its rows.
 
 The construction is described in the docstring of :mod:`pld.mechanisms.clones`
 (truncation windows of seed 004 §3.2 and Lemma 11, one merged atom per grid cell,
@@ -9,9 +9,9 @@ docs/architecture.md "Merged atoms"); its public entry is
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from pld.engine import (
@@ -50,26 +50,96 @@ DEFAULT_MAX_CELLS = 2**22
 #: budget thus allows about 5e8 points (~4 s; n ~ 1.3e7 at eps0 = 1).
 LATTICE_POINTS_PER_GRID_POINT = 8
 
+#: Rows x widest row up to which the kept points are scattered by a vectorised
+#: numpy pass, unless the numba kernel is already loaded: a fresh process pays
+#: ~0.7 s to import numba and load even a cached kernel, the numpy pass ~70 ns
+#: per table entry (~75 ms here) against the kernel's ~8 ns per point. About 8
+#: float64 arrays of this size (64 MiB) are allocated.
+NUMPY_SCATTER_CELLS = 2**20
+
 #: Lattice points walked per call of the numba kernel: calls of ~0.1 s, between
 #: which Python sees Ctrl-C.
 KERNEL_CHUNK_POINTS = 20_000_000
 
 
-@numba.njit(cache=True)
-def _at_or_above(a: int, t: int, r: float, blanket_t: float, edge: float) -> bool:
-    """e^s(a, t - a) >= edge, as (a + r b + c_t) >= edge (r a + b + c_t)."""
-    return a + r * (t - a) + blanket_t >= edge * (r * a + (t - a) + blanket_t)
+def _window_betas(totals: np.ndarray, lows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the kernel's β (unnormalised) and its sum (:mod:`pld.mechanisms._clones_kernels`).
+
+    Returns ``(beta, total)``: ``beta[row, k - (lo - 1)]`` for k in [lo - 1, t - lo]
+    (zero-padded to the widest row) and the row's sum. The ratio recurrence runs
+    from the median outward as sequential products (``np.multiply.accumulate``
+    along a row, padded with exact ones) and the sum in the kernel's order (median,
+    upward, downward; ``np.cumsum`` along a row, padded with zeros), so both equal
+    the kernel's bit for bit.
+    """
+    size = totals.shape[0]
+    base = lows - 1
+    trials = totals - 1
+    k0 = np.maximum(base, 0)
+    k1 = np.minimum(totals - lows, trials)
+    centre = np.minimum(np.maximum(trials // 2, k0), k1)
+    rows = np.arange(size)[:, np.newaxis]
+    # Upward: β(k + 1) = β(k) (trials - k) / (k + 1) for k in [centre, k1).
+    up_k = centre[:, np.newaxis] + np.arange(max(int(np.max(k1 - centre)), 0))
+    up_ok = up_k < k1[:, np.newaxis]
+    up = np.multiply.accumulate(
+        np.where(up_ok, (trials[:, np.newaxis] - up_k) / (up_k + 1), 1.0), axis=1
+    )
+    up = np.where(up_ok, up, 0.0)
+    # Downward: β(k - 1) = β(k) k / (trials - k + 1) for k in (k0, centre].
+    down_k = centre[:, np.newaxis] - np.arange(max(int(np.max(centre - k0)), 0))
+    down_ok = down_k > k0[:, np.newaxis]
+    down = np.multiply.accumulate(
+        np.where(down_ok, down_k / (trials[:, np.newaxis] - down_k + 1), 1.0), axis=1
+    )
+    down = np.where(down_ok, down, 0.0)
+    total = np.cumsum(np.concatenate([np.ones((size, 1)), up, down], axis=1), axis=1)[:, -1]
+    width = int(np.max(totals - 2 * lows + 2))
+    beta = np.zeros((size, width + 1))  # a spare column takes the padding
+    spare = width
+    beta[np.arange(size), centre - base] = 1.0
+    beta[rows, np.where(up_ok, up_k + 1 - base[:, np.newaxis], spare)] = up
+    beta[rows, np.where(down_ok, down_k - 1 - base[:, np.newaxis], spare)] = down
+    return beta[:, :width], total
 
 
-@numba.njit(cache=True)
-def _scatter_rows(
+def _point_cells(
+    t: np.ndarray,
+    a: np.ndarray,
+    r: float,
+    blanket_t: np.ndarray,
+    step: float,
+    edges: np.ndarray,
+    first_cell: int,
+) -> np.ndarray:
+    """Cell index (into ``edges``) of each lattice point (a, t - a), t >= 1.
+
+    The kernel's rule (:mod:`pld.mechanisms._clones_kernels`): the largest j in
+    [1, last] with ``e^s >= edges[j]``, compared as (a + r b + c_t) >= edges[j] (r a + b + c_t)
+    with the same float operations, else 0. The loss's floor is the first guess.
+    """
+    last = edges.shape[0] - 2
+    numerator = a + r * (t - a) + blanket_t
+    denominator = r * a + (t - a) + blanket_t
+    guess = np.floor(np.log(numerator / denominator) / step) - first_cell
+    j = np.clip(guess, 0, last).astype(np.int64)
+    moving = np.arange(j.size)
+    while moving.size:
+        cell, above, below = j[moving], numerator[moving], denominator[moving]
+        down = (cell > 0) & (above < edges[cell] * below)
+        up = (cell < last) & (above >= edges[np.minimum(cell + 1, last)] * below)
+        j[moving] = cell - down + up
+        moving = moving[down | up]
+    return j
+
+
+def _scatter_rows_numpy(
     totals: np.ndarray,
     lows: np.ndarray,
     row_weight: np.ndarray,
     row_window_mass: np.ndarray,
     n: int,
     r: float,
-    one_minus_r: float,
     blanket: float,
     step: float,
     edges: np.ndarray,
@@ -77,101 +147,43 @@ def _scatter_rows(
     cell_p: np.ndarray,
     cell_q: np.ndarray,
 ) -> int:
-    """Add the P- and Q-mass of every kept lattice point to its loss cell; return the count.
+    """The kernel's scatter (:mod:`pld.mechanisms._clones_kernels`) vectorised over all points.
 
-    Row t (t >= 1) keeps a in [lo, t - lo]. With β the Bin(t - 1, 1/2) pmf, the
-    point's masses are ``row_weight[t] * (β(a-1) + r β(a) + γ (β(a-1) + β(a)))``
-    and ``row_weight[t] * (r β(a-1) + β(a) + γ (β(a-1) + β(a)))`` (module
-    docstring). β is built by the ratio recurrence from the row's median outward
-    and rescaled so that its sum over the window equals ``row_window_mass[t]``
-    (exact, from binomial cdfs), which removes the drift of the recurrence.
-
-    The point (a, b) lies in cell ``first_cell + j`` when ``edges[j] <= e^s <
-    edges[j + 1]`` with ``edges[j] = exp((first_cell + j) step)`` and
-    e^s = (a + r b + c_t) / (r a + b + c_t); the comparisons are made without
-    division or logarithm. The loss increases with a, so each cell is one run of
-    a; its end is the closed-form root a* = (x (t + c) - (r t + c)) / ((1 - r)(1 + x))
-    of e^s = x, corrected by comparisons. Each run's β-sums are summed directly
-    (not as differences of prefix sums, which would lose the relative accuracy
-    of the small tail runs).
+    The same β, cell of every point and run sums, in the same order (``np.bincount``
+    adds in input order, row by row and a by a), so the merged masses equal the
+    kernel's. Memory: about 6 float64 arrays of (rows x widest row).
     """
-    widest = 0
-    for row in range(totals.shape[0]):
-        widest = max(widest, totals[row] - 2 * lows[row] + 2)
-    beta = np.empty(widest)
-    last = cell_p.shape[0] - 1
-    points = 0
-    for row in range(totals.shape[0]):
-        t = totals[row]
-        lo = lows[row]
-        hi = t - lo
-        trials = t - 1
-        # beta[k - base] = β(k) for k in [lo - 1, hi] (the a - 1 and a of every kept a),
-        # built on the support [k0, k1] and zero outside it.
-        base = lo - 1
-        k0 = max(base, 0)
-        k1 = min(hi, trials)
-        beta[0] = 0.0
-        beta[hi - base] = 0.0
-        centre = min(max(trials // 2, k0), k1)
-        value = 1.0
-        beta[centre - base] = value
-        total = value
-        for k in range(centre, k1):
-            value *= (trials - k) / (k + 1)
-            beta[k + 1 - base] = value
-            total += value
-        value = 1.0
-        for k in range(centre, k0, -1):
-            value *= k / (trials - k + 1)
-            beta[k - 1 - base] = value
-            total += value
-        weight = row_weight[row] * row_window_mass[row] / total
-        gamma = blanket * (n - t) / t
-        blanket_t = blanket * (n - t)
-        # Cell of a = lo from its loss, then made consistent with the edge comparisons.
-        numerator = lo + r * (t - lo) + blanket_t
-        denominator = r * lo + (t - lo) + blanket_t
-        j = min(max(math.floor(math.log(numerator / denominator) / step) - first_cell, 0), last)
-        while j > 0 and numerator < edges[j] * denominator:
-            j -= 1
-        while j < last and numerator >= edges[j + 1] * denominator:
-            j += 1
-        a = lo
-        while True:
-            # The run of cell j ends before the first a' > a with e^s(a') >= edges[j + 1]:
-            # the closed-form root of s = (first_cell + j + 1) step, corrected by comparisons.
-            stop = hi + 1
-            if j < last:
-                edge = edges[j + 1]
-                if edge > 1.0:
-                    guess = ((t + blanket_t) - (r * t + blanket_t) / edge) / (
-                        one_minus_r * (1.0 + 1.0 / edge)
-                    )
-                else:
-                    guess = (edge * (t + blanket_t) - (r * t + blanket_t)) / (
-                        one_minus_r * (1.0 + edge)
-                    )
-                stop = int(min(max(math.ceil(min(max(guess, a + 1.0), hi + 1.0)), a + 1), hi + 1))
-                while stop > a + 1 and _at_or_above(stop - 1, t, r, blanket_t, edge):
-                    stop -= 1
-                while stop <= hi and not _at_or_above(stop, t, r, blanket_t, edge):
-                    stop += 1
-            unshifted = 0.0  # sum of β(a') over the run
-            for k in range(a - base, stop - base):
-                unshifted += beta[k]
-            shifted = unshifted - beta[stop - 1 - base] + beta[a - 1 - base]  # sum of β(a' - 1)
-            both = gamma * (shifted + unshifted)
-            cell_p[j] += weight * (shifted + r * unshifted + both)
-            cell_q[j] += weight * (r * shifted + unshifted + both)
-            if stop > hi:
-                break
-            a = stop
-            j += 1
-            while j < last and _at_or_above(a, t, r, blanket_t, edges[j + 1]):
-                j += 1
-        points += hi - lo + 1
-    return points
+    beta, total = _window_betas(totals, lows)
+    width = beta.shape[1]
+    columns = np.arange(width)
+    hi = totals - lows
+    # Column c of a row holds β(lo - 1 + c); kept a = lo - 1 + c for c in [1, hi - lo + 1].
+    kept = (columns >= 1) & (columns <= (hi - lows + 1)[:, np.newaxis])
+    row_of = np.broadcast_to(np.arange(totals.shape[0])[:, np.newaxis], kept.shape)[kept]
+    a = (lows[:, np.newaxis] - 1 + columns)[kept]
+    beta_a = beta[kept]
+    beta_before = beta[:, :-1][kept[:, 1:]]  # β(a - 1), column c - 1
+    t = totals[row_of]
+    blanket_t = blanket * (n - totals)
+    cell = _point_cells(t, a, r, blanket_t[row_of], step, edges, first_cell)
+    first = (np.diff(cell, prepend=-1) != 0) | (np.diff(row_of, prepend=-1) != 0)
+    starts = np.flatnonzero(first)
+    run = np.cumsum(first) - 1
+    unshifted = np.bincount(run, weights=beta_a)
+    ends = np.append(starts[1:], a.size) - 1
+    shifted = unshifted - beta_a[ends] + beta_before[starts]
+    run_row = row_of[starts]
+    weight = (row_weight * row_window_mass / total)[run_row]
+    gamma = (blanket * (n - totals) / totals)[run_row]
+    both = gamma * (shifted + unshifted)
+    run_cell = cell[starts]
+    cell_p += np.bincount(
+        run_cell, weights=weight * (shifted + r * unshifted + both), minlength=cell_p.size
+    )
+    cell_q += np.bincount(
+        run_cell, weights=weight * (r * shifted + unshifted + both), minlength=cell_q.size
+    )
+    return int(a.size)
 
 
 # -- the merged construction -------------------------------------------------------
@@ -289,6 +301,51 @@ def _cells(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | N
     return _merged_cells(pair, _rows(pair, truncation, tail_mass), step)
 
 
+def _kernel_loaded() -> bool:
+    """Whether this process has already loaded the numba scatter kernel (then it is
+    also the faster path for small work; both paths give the same masses)."""
+    kernels = sys.modules.get("pld.mechanisms._clones_kernels")
+    return kernels is not None and bool(kernels._scatter_rows.signatures)
+
+
+def _scatter_with_kernel(
+    pair: _ClonesPair,
+    totals: np.ndarray,
+    low: np.ndarray,
+    row_weight: np.ndarray,
+    window_mass: np.ndarray,
+    step: float,
+    edges: np.ndarray,
+    first_cell: int,
+    cell_p: np.ndarray,
+    cell_q: np.ndarray,
+) -> int:
+    """Run the numba kernel on chunks of rows of about ``KERNEL_CHUNK_POINTS`` points
+    each, so that a KeyboardInterrupt is seen between calls; return the points walked."""
+    from pld.mechanisms._clones_kernels import _scatter_rows
+
+    chunk = np.cumsum(totals - 2 * low + 1) // KERNEL_CHUNK_POINTS
+    starts = np.flatnonzero(np.diff(chunk, prepend=-1)).tolist()
+    points = 0
+    for start, stop in zip(starts, [*starts[1:], totals.size], strict=True):
+        points += _scatter_rows(
+            totals[start:stop],
+            low[start:stop],
+            row_weight[start:stop],
+            window_mass[start:stop],
+            pair.n,
+            pair.r,
+            pair.one_minus_r,
+            pair.blanket,
+            step,
+            edges,
+            first_cell,
+            cell_p,
+            cell_q,
+        )
+    return points
+
+
 def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -> ClonesCells:
     """Run the kernel on the kept rows (every ``row_stride``-th one, for a probe)."""
     eps0 = pair.eps0
@@ -308,26 +365,25 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
     k0 = np.maximum(low - 1, 0)
     k1 = np.minimum(totals - low, totals - 1)
     window_mass = 1.0 - _half_cdf(k0 - 1, totals - 1) - _half_cdf(totals - 2 - k1, totals - 1)
-    # The kernel runs on chunks of rows of about KERNEL_CHUNK_POINTS points each, so
-    # that a KeyboardInterrupt is seen between calls.
-    chunk = np.cumsum(totals - 2 * low + 1) // KERNEL_CHUNK_POINTS
-    starts = np.flatnonzero(np.diff(chunk, prepend=-1)).tolist()
-    points = 0
-    for start, stop in zip(starts, [*starts[1:], totals.size], strict=True):
-        points += _scatter_rows(
-            totals[start:stop],
-            low[start:stop],
-            row_weight[start:stop],
-            window_mass[start:stop],
+    table = totals.size * int(np.max(totals - 2 * low + 2, initial=0))
+    if table <= NUMPY_SCATTER_CELLS and not _kernel_loaded():
+        points = _scatter_rows_numpy(
+            totals,
+            low,
+            row_weight,
+            window_mass,
             pair.n,
             pair.r,
-            pair.one_minus_r,
             pair.blanket,
             step,
             edges,
             first_cell,
             cell_p,
             cell_q,
+        )
+    else:
+        points = _scatter_with_kernel(
+            pair, totals, low, row_weight, window_mass, step, edges, first_cell, cell_p, cell_q
         )
     if rows.include_origin:
         # Row t = 0: only (0, 0), from P2 with C = 0; loss 0.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy.special import gammaln
 
@@ -305,62 +304,3 @@ def _clone_sf(pair: _ClonesPair, k: int) -> float:
     if k < 0:
         return 1.0
     return float(_binomial.sf(k, pair.n - 1, pair.rho))
-
-
-# -- the privacy loss within a row -------------------------------------------------
-
-
-@numba.njit(cache=True)
-def _row_loss(a: int, t: int, r: float, one_minus_r: float, blanket_t: float) -> float:
-    """s(a, t - a) = log((a + r b + c_t) / (r a + b + c_t)) (:mod:`pld.mechanisms.clones`), t >= 1.
-
-    As log1p((1 - r)(a - b) / (r a + b + c_t)) when that argument is small (small
-    ε0 or a near b), as a difference of logs otherwise (large ε0, where 1 - r
-    rounds to 1 and log1p(-1) would be -inf).
-    """
-    b = t - a
-    denominator = r * a + b + blanket_t
-    relative = one_minus_r * (a - b) / denominator
-    if abs(relative) < 0.5:
-        return math.log1p(relative)
-    return math.log(a + r * b + blanket_t) - math.log(denominator)
-
-
-@numba.njit(cache=True)
-def _first_at_or_above(
-    threshold: float, start: int, stop: int, t: int, r: float, one_minus_r: float, blanket_t: float
-) -> int:
-    """Smallest a in [start, stop] with s(a) >= threshold (stop if none; s increases in a).
-
-    Solves s(a) = threshold in closed form, a* = (x(t + c) - (r t + c)) / ((1 - r)(1 + x))
-    with x = e^threshold (divided through by x when threshold > 0), then corrects
-    the rounding by evaluating s itself.
-    """
-    if threshold > 0.0:
-        y = math.exp(-threshold)
-        guess = ((t + blanket_t) - y * (r * t + blanket_t)) / (one_minus_r * (1.0 + y))
-    else:
-        x = math.exp(threshold)
-        guess = (math.expm1(threshold) * (t + blanket_t) + one_minus_r * t) / (
-            one_minus_r * (1.0 + x)
-        )
-    if guess != guess:
-        guess = start
-    a = int(min(max(math.ceil(min(max(guess, -1.0), stop + 1.0)), start), stop))
-    while a > start and _row_loss(a - 1, t, r, one_minus_r, blanket_t) >= threshold:
-        a -= 1
-    while a < stop and _row_loss(a, t, r, one_minus_r, blanket_t) < threshold:
-        a += 1
-    return a
-
-
-@numba.njit(cache=True)
-def _row_thresholds(
-    threshold: float, totals: np.ndarray, blanket_t: np.ndarray, r: float, one_minus_r: float
-) -> np.ndarray:
-    """For each row t, the smallest a in [0, t] with s(a, t - a) >= threshold (t + 1 if none)."""
-    result = np.empty(totals.shape[0], dtype=np.int64)
-    for row in range(totals.shape[0]):
-        t = totals[row]
-        result[row] = _first_at_or_above(threshold, 0, t + 1, t, r, one_minus_r, blanket_t[row])
-    return result

@@ -62,10 +62,11 @@ Constructions:
 In both truncations the P- and Q-mass outside the kept region is computed
 exactly from binomial tails (it is at most ``tail_mass``) and charged to the
 upper bound at loss ε0 (seed 004 App B: δ(∞) = 1 - Π(1 - τ_i) after
-composition). The kept points are never materialised: a numba kernel walks each
-row, where the loss is monotone in a, and adds the P- and Q-mass of the points
-whose loss lies in each grid cell [k h, (k+1) h) into one merged atom per cell
-(docs/architecture.md, "Merged atoms"). Memory is O(row width + ε0/h). The
+composition). The kept points are never all materialised: a numba kernel (or,
+for few rows, a vectorised numpy pass) walks each row, where the loss is monotone
+in a, and adds the P- and Q-mass of the points whose loss lies in each grid cell
+[k h, (k+1) h) into one merged atom per cell (docs/architecture.md, "Merged
+atoms"). Memory is O(row width + ε0/h) (numpy pass: O(rows x row width)). The
 default grid follows the engine's rule for the loss's standard deviation
 (:func:`pld.engine.choose_loss_grid_step`), measured on a probe pass.
 
@@ -104,7 +105,6 @@ from pld.mechanisms._clones_pair import (
     _lattice_log_pmfs,
     _lattice_mass_error,
     _pair,
-    _row_thresholds,
 )
 from pld.mechanisms._spec import MechanismSpec, Option
 from pld.recipes import refinable
@@ -323,6 +323,8 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
     origin = pair.w2 * math.exp(trials * pair.log_one_minus_rho)
     if pair.w2 > 0.0:
         outside += pair.w2 * (_clone_sf(pair, c_hi + 1) + _clone_cdf(pair, c_lo - 1))
+    from pld.mechanisms._clones_kernels import _row_thresholds
+
     lower = np.empty(eps.size)
     upper = np.empty(eps.size)
     for index, value in enumerate(eps):
