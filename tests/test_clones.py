@@ -21,7 +21,7 @@ import pytest
 from scipy.stats import binom
 
 import pld
-from pld.mechanisms import _clones_kernels, _clones_pair
+from pld.mechanisms import _clones_cells, _clones_kernels, _clones_pair
 from pld.mechanisms.clones import (
     CLI_SPECS,
     clones,
@@ -270,6 +270,79 @@ def test_merged_cells_equal_the_binned_lattice(n, eps0, p, truncation):
     # row and is renormalised; cells of negligible mass get an absolute 1e-20.
     np.testing.assert_allclose(got_p, expected_p, rtol=1e-9, atol=1e-20)
     np.testing.assert_allclose(got_q, expected_q, rtol=1e-9, atol=1e-20)
+
+
+#: (n, eps0, loss-grid step, truncation, tail mass): the README's n = 10^4, small
+#: and large eps0, a coarse and a fine grid, and Hoeffding windows with a tiny
+#: tail mass (wide rows whose tail points carry masses near underflow).
+SCATTER_CASES = [
+    (10**4, 1.0, 1e-3, "quantile", 1e-12),
+    (10**4, 1.0, 1.3e-4, "quantile", 1e-12),
+    (3000, 0.05, 2e-5, "hoeffding", 1e-300),
+    (500, 4.0, 0.01, "hoeffding", 1e-300),
+    (40, 0.7, 1e-3, "quantile", 1e-12),
+]
+
+
+@pytest.mark.parametrize("n, eps0, step, truncation, tail_mass", SCATTER_CASES)
+def test_numpy_scatter_equals_the_kernel(monkeypatch, n, eps0, step, truncation, tail_mass):
+    """The vectorised pass and the numba kernel merge the same masses: the same β
+    recurrence, run sums and accumulation order, so equal to 1e-15 relative (they
+    are bit-identical when both are compiled without fast-math, as here)."""
+    pair = _clones_pair._pair(n, eps0, None)
+    rows = _clones_pair._rows(pair, truncation, tail_mass)
+    monkeypatch.setattr(_clones_cells, "_kernel_loaded", lambda: False)
+    monkeypatch.setattr(_clones_cells, "NUMPY_SCATTER_CELLS", 2**40)
+    vectorised = _clones_cells._merged_cells(pair, rows, step)
+    monkeypatch.setattr(_clones_cells, "NUMPY_SCATTER_CELLS", -1)
+    compiled = _clones_cells._merged_cells(pair, rows, step)
+    assert vectorised.lattice_points == compiled.lattice_points
+    np.testing.assert_array_equal(vectorised.cells, compiled.cells)
+    for ours, theirs in ((vectorised.log_p, compiled.log_p), (vectorised.log_q, compiled.log_q)):
+        # Logs of masses >= 1e-300 (<= 691 in size): 1e-15 relative is 1e-15 here,
+        # plus the log's own rounding (1 ulp of 691, 1.1e-13).
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-15 + 2.3e-13)
+        assert np.max(np.abs(np.expm1(ours - theirs))) <= 1e-15
+
+
+#: (n, eps0, row totals t, loss-grid step, first cell, cells): rows whose every
+#: point keeps a positive mass (t <= 600), grids that cover the row's losses,
+#: one with a = b on an edge (loss 0), and grids too short on either side (the
+#: end cells take the points beyond).
+CELL_ASSIGNMENT_CASES = [
+    (10**4, 1.0, [1, 2, 37, 250, 600], 1e-3, -1001, 2003),
+    (10**4, 1.0, [101, 400], 2.5e-4, -30, 61),
+    (2000, 0.05, [3, 64, 599], 1e-5, -5001, 10003),
+    (300, 4.0, [5, 120, 299], 0.02, -201, 403),
+    (300, 4.0, [120], 0.02, 10, 7),
+]
+
+
+@pytest.mark.parametrize("n, eps0, totals, step, first_cell, n_cells", CELL_ASSIGNMENT_CASES)
+def test_numpy_scatter_assigns_every_point_the_kernels_cell(
+    n, eps0, totals, step, first_cell, n_cells
+):
+    """Cell of every lattice point (a, t - a), exactly. The kernel's cell of a is
+    read off a one-row call whose window is [a, t - a] (lowest occupied cell: the
+    loss increases with a) or [t - a, a] (highest)."""
+    pair = _clones_pair._pair(n, eps0, None)
+    edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
+    for t in totals:
+        blanket_t = pair.blanket * (n - t)
+        a = np.arange(t + 1)
+        ours = _clones_cells._point_cells(
+            np.full(t + 1, t), a, pair.r, np.full(t + 1, blanket_t), step, edges, first_cell
+        )
+        theirs = np.empty(t + 1, dtype=np.int64)
+        for low in range(t // 2 + 1):
+            cell_p, cell_q = np.zeros(n_cells), np.zeros(n_cells)
+            _clones_kernels._scatter_rows(
+                np.array([t]), np.array([low]), np.ones(1), np.ones(1), n, pair.r,
+                pair.one_minus_r, pair.blanket, step, edges, first_cell, cell_p, cell_q,
+            )  # fmt: skip
+            occupied = np.flatnonzero(cell_p)
+            theirs[low], theirs[t - low] = occupied[0], occupied[-1]
+        np.testing.assert_array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize("n, eps0", [(10**4, 1.0), (10**5, 4.0), (10**5, 0.2)])
