@@ -293,7 +293,10 @@ def test_numpy_scatter_equals_the_kernel(monkeypatch, n, eps0, step, truncation,
     rows = _clones_pair._rows(pair, truncation, tail_mass)
     monkeypatch.setattr(_clones_cells, "_kernel_loaded", lambda: False)
     monkeypatch.setattr(_clones_cells, "NUMPY_SCATTER_CELLS", 2**40)
+    monkeypatch.setattr(_clones_cells, "NUMPY_SCATTER_BUDGET", 2**40)
+    monkeypatch.setattr(_clones_cells, "_numpy_scattered", 0)
     vectorised = _clones_cells._merged_cells(pair, rows, step)
+    assert _clones_cells._numpy_scattered > 0  # the numpy pass ran
     monkeypatch.setattr(_clones_cells, "NUMPY_SCATTER_CELLS", -1)
     compiled = _clones_cells._merged_cells(pair, rows, step)
     assert vectorised.lattice_points == compiled.lattice_points

@@ -57,6 +57,14 @@ LATTICE_POINTS_PER_GRID_POINT = 8
 #: float64 arrays of this size (64 MiB) are allocated.
 NUMPY_SCATTER_CELLS = 2**20
 
+#: Table entries scattered by numpy in one process after which the kernel takes
+#: over (about 0.3-0.6 s spent, the cost of loading it): many small builds in
+#: one process then run at the kernel's speed.
+NUMPY_SCATTER_BUDGET = 2**22
+
+#: Table entries scattered by numpy so far in this process.
+_numpy_scattered = 0
+
 #: Lattice points walked per call of the numba kernel: calls of ~0.1 s, between
 #: which Python sees Ctrl-C.
 KERNEL_CHUNK_POINTS = 20_000_000
@@ -365,8 +373,14 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
     k0 = np.maximum(low - 1, 0)
     k1 = np.minimum(totals - low, totals - 1)
     window_mass = 1.0 - _half_cdf(k0 - 1, totals - 1) - _half_cdf(totals - 2 - k1, totals - 1)
+    global _numpy_scattered
     table = totals.size * int(np.max(totals - 2 * low + 2, initial=0))
-    if table <= NUMPY_SCATTER_CELLS and not _kernel_loaded():
+    if (
+        table <= NUMPY_SCATTER_CELLS
+        and _numpy_scattered < NUMPY_SCATTER_BUDGET
+        and not _kernel_loaded()
+    ):
+        _numpy_scattered += table
         points = _scatter_rows_numpy(
             totals,
             low,
