@@ -131,13 +131,18 @@ def _point_cells(
     denominator = r * a + (t - a) + blanket_t
     guess = np.floor(np.log(numerator / denominator) / step) - first_cell
     j = np.clip(guess, 0, last).astype(np.int64)
-    moving = np.arange(j.size)
+    # Only the few points whose guess moves are compared again (edges[last + 1] exists).
+    down = (j > 0) & (numerator < edges[j] * denominator)
+    up = (j < last) & (numerator >= edges[j + 1] * denominator)
+    moving = np.flatnonzero(down | up)
+    shift = up[moving].astype(np.int64) - down[moving]
     while moving.size:
+        j[moving] += shift
         cell, above, below = j[moving], numerator[moving], denominator[moving]
         down = (cell > 0) & (above < edges[cell] * below)
-        up = (cell < last) & (above >= edges[np.minimum(cell + 1, last)] * below)
-        j[moving] = cell - down + up
-        moving = moving[down | up]
+        up = (cell < last) & (above >= edges[cell + 1] * below)
+        keep = down | up
+        moving, shift = moving[keep], (up.astype(np.int64) - down)[keep]
     return j
 
 
