@@ -52,9 +52,10 @@ LATTICE_POINTS_PER_GRID_POINT = 8
 
 #: Rows x widest row up to which the kept points are scattered by a vectorised
 #: numpy pass, unless the numba kernel is already loaded: a fresh process pays
-#: ~0.7 s to import numba and load even a cached kernel, the numpy pass ~70 ns
-#: per table entry (~75 ms here) against the kernel's ~8 ns per point. About 8
-#: float64 arrays of this size (64 MiB) are allocated.
+#: ~0.7 s to import numba and load even a cached kernel, the numpy pass ~150 ns
+#: per table entry (~0.15 s at this size; 60 ms at n = 10^4, eps0 = 1) against the
+#: kernel's ~8 ns per point. About 8 float64 arrays of this size (64 MiB) are
+#: allocated.
 NUMPY_SCATTER_CELLS = 2**20
 
 #: Table entries scattered by numpy in one process after which the kernel takes
@@ -164,7 +165,7 @@ def _scatter_rows_numpy(
 
     The same β, cell of every point and run sums, in the same order (``np.bincount``
     adds in input order, row by row and a by a), so the merged masses equal the
-    kernel's. Memory: about 6 float64 arrays of (rows x widest row).
+    kernel's. Memory: about 8 float64 arrays of (rows x widest row).
     """
     beta, total = _window_betas(totals, lows)
     width = beta.shape[1]
@@ -379,9 +380,11 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
     k1 = np.minimum(totals - low, totals - 1)
     window_mass = 1.0 - _half_cdf(k0 - 1, totals - 1) - _half_cdf(totals - 2 - k1, totals - 1)
     global _numpy_scattered
+    # Decided on all the rows: a probe whose full pass will need the kernel uses it too.
+    full_table = rows.totals.size * int(np.max(rows.totals - 2 * rows.low + 2, initial=0))
     table = totals.size * int(np.max(totals - 2 * low + 2, initial=0))
     if (
-        table <= NUMPY_SCATTER_CELLS
+        full_table <= NUMPY_SCATTER_CELLS
         and _numpy_scattered < NUMPY_SCATTER_BUDGET
         and not _kernel_loaded()
     ):
