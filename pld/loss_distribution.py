@@ -54,12 +54,15 @@ class LossAtoms:
     ``loss_error`` (nats) bounds how far the true losses may lie from ``loss``
     (float evaluation of the mechanism): a user of the atoms should evaluate an
     upper bound at ``eps - loss_error`` and a lower bound at ``eps + loss_error``.
+    ``mass_error`` bounds the relative error of every finite mass (and so of its
+    Q-mass): a user should widen what it computes from them by that factor.
     """
 
     loss: np.ndarray
     mass: np.ndarray
     infinity_mass: float
     loss_error: float = 0.0
+    mass_error: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -393,7 +396,13 @@ class PLD:
             pmf = direction.upper if bound == "upper" else direction.lower
             keep = pmf.masses > 0
             result.append(
-                LossAtoms(pmf.losses[keep], pmf.masses[keep], pmf.infinity_mass, pmf.loss_error)
+                LossAtoms(
+                    pmf.losses[keep],
+                    pmf.masses[keep],
+                    pmf.infinity_mass,
+                    pmf.loss_error,
+                    pmf.mass_error,
+                )
             )
         return result
 

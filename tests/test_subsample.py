@@ -496,3 +496,15 @@ def test_a_real_shortfall_is_still_charged_to_infinity() -> None:
     # One ulp short of 1 is within the relative error budget of the masses.
     curve = curve_from_atoms(loss, np.array([0.2, 0.3, np.nextafter(0.5, 0)]), 0.0, fill=True)
     assert curve.p_infinity == 0.0
+
+
+def test_the_bases_mass_error_is_charged_by_lemma_7() -> None:
+    # clones' merged masses carry a relative error of 1e-11 (MERGED_MASS_RELATIVE_ERROR):
+    # the atoms report it and the curves Lemma 7 is evaluated from budget at least that
+    # much, on top of their own long-double summation error.
+    from pld.mechanisms._mixture import base_curves
+
+    base = pld.clones(1000, 1.0)
+    assert [atoms.mass_error for atoms in base.atoms("upper")] == [1e-11]
+    for curve in base_curves(base, "upper") + base_curves(base, "lower"):
+        assert 1e-11 < curve.relative_error < 1.1e-11

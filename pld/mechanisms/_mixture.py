@@ -60,9 +60,17 @@ class Curve:
 
 
 def curve_from_atoms(
-    loss: np.ndarray, p_mass: np.ndarray, p_infinity: float, *, fill: bool
+    loss: np.ndarray,
+    p_mass: np.ndarray,
+    p_infinity: float,
+    *,
+    fill: bool,
+    mass_error: float = 0.0,
 ) -> Curve:
     """Sort the atoms and take suffix sums in long double.
+
+    ``mass_error``: the relative error the atoms' masses may already carry (the
+    base's ``LossAtoms.mass_error``); it is added to the curve's ``relative_error``.
 
     ``fill``: add a shortfall of the total P-mass below 1 to ``p_infinity`` (an
     upper-bound charge; the base's upper atoms should sum to 1 already) unless it
@@ -79,7 +87,7 @@ def curve_from_atoms(
     p_tail, q_tail = tail_sums(p_mass, q_mass)
     # Sequential long-double sums of n positive terms: relative error <= n u_long;
     # exp and the float64 inputs: a few u.
-    relative_error = 8 * UNIT + 2 * loss.size * LONGUNIT
+    relative_error = 8 * UNIT + 2 * loss.size * LONGUNIT + mass_error
     if fill:
         # The budgets of `branches` cover every pair whose masses are within
         # relative_error of these; a shortfall that small is float rounding of
@@ -151,7 +159,13 @@ def base_curves(base: PLD, bound: str) -> list[Curve]:
         shift = loss_rounding_error(atoms.loss, base.loss_grid_step)
         loss = atoms.loss + (shift if bound == "upper" else -shift)
         curves.append(
-            curve_from_atoms(loss, atoms.mass, atoms.infinity_mass, fill=bound == "upper")
+            curve_from_atoms(
+                loss,
+                atoms.mass,
+                atoms.infinity_mass,
+                fill=bound == "upper",
+                mass_error=atoms.mass_error,
+            )
         )
     return curves
 
