@@ -316,9 +316,11 @@ def _self_duality_gap(loss: pld.PLD, eps: np.ndarray) -> float:
     ],
 )
 def test_pairs_symmetric_by_construction_have_agreeing_directions(build):
-    # Measured gaps are <= 4e-13 (sums of ~1e4 float64 masses); the check skipped
-    # for these mechanisms would accept anything below 1e-6.
-    assert _self_duality_gap(build(), np.linspace(0.0, 3.0, 31)) < 1e-11
+    # Measured gaps are <= 4e-13 (sums of ~1e4 float64 masses), except the subsampled
+    # pair: its profile charges the base's 1e-11 relative mass budget (clones' merged
+    # masses) to A and B, which the mirrored side sees too (measured 2.3e-11). The
+    # check skipped for these mechanisms would accept anything below 1e-6.
+    assert _self_duality_gap(build(), np.linspace(0.0, 3.0, 31)) < 5e-11
 
 
 # -- argument types -------------------------------------------------------------------
