@@ -61,19 +61,32 @@ _HOT_BIN_ERROR = 1e-20
 #: error = magnitude bound).
 _LOG_DEAD = -700.0
 #: Measured costs, in units of one ``N log2 N`` of an extended FFT (x87 long
-#: double): one (bin, atom) term of the direct sum, and one (bin, grid point)
-#: term of the blocked sum (two long-double matrix products).
+#: double, about 2.7 ns here): one (bin, atom) term of the direct sum, one (bin,
+#: grid point) term of the blocked sum (two long-double matrix products), one
+#: ``N log2 M`` of the pruned sum's column transforms, and one (bin, column) term
+#: of its outer sum.
 _DIRECT_COST = 20.0
-_BLOCKED_COST = 4.0
+_BLOCKED_COST = 5.0
+_COLUMNS_COST = 1.1
+_OUTER_COST = 11.0
+#: Among the methods within this factor of the cheapest one's cost, the one with
+#: the smallest error bound is used.
+_COST_SLACK = 1.5
 #: Grid points per block of the blocked sum (its inner, sequential dot products).
 _BLOCK = 16
-#: Error of the direct and blocked sums in units of u_ext of the 1-norm, without
-#: their summation depth: a twiddle is within 51 units (two table entries of 24
-#: and a complex product), a mass product adds 1 (direct: 51 + 1 + 2 for the
-#: rounding of the result's own terms); the blocked sum has two twiddles, the
-#: mass product and an outer complex product: 51 + 51 + 1 + 3.
-_DIRECT_UNITS = 54
-_BLOCKED_UNITS = 106
+#: Error of a twiddle table entry and of a twiddle (a product of two entries),
+#: in units of u_ext (see :func:`_unit_roots`).
+_TABLE_UNITS = 4
+_TWIDDLE_UNITS = 2 * _TABLE_UNITS + 3
+#: Error of the direct, blocked and pruned sums in units of u_ext of the 1-norm,
+#: without their summation depth (and, for the pruned sum, its column
+#: transforms): a twiddle, the mass product (1 unit; direct and blocked) or the
+#: complex product with a column's spectrum (3 units; pruned), the blocked sum's
+#: second twiddle and outer complex product, and 2 units of slack for the
+#: second-order terms.
+_DIRECT_UNITS = _TWIDDLE_UNITS + 1 + 2
+_BLOCKED_UNITS = 2 * _TWIDDLE_UNITS + 1 + 3 + 2
+_PRUNED_UNITS = _TWIDDLE_UNITS + 3 + 2
 #: Largest number of (bin, atom) terms of the direct sum held in memory at once.
 _DIRECT_CHUNK = 2**20
 #: Error growth factors exp(x) are capped at exp(_LARGEST_LOG) (beyond it every
@@ -84,10 +97,11 @@ _LARGEST_LOG = 700.0
 _LARGEST_INDEX = 2**52
 
 
-def spectrum_power(spectrum: np.ndarray, exponent: int) -> np.ndarray:
-    """``spectrum ** exponent`` elementwise by repeated squaring (exponent >= 1)."""
+def spectrum_power(spectrum: np.ndarray, exponent: int, in_place: bool = False) -> np.ndarray:
+    """``spectrum ** exponent`` elementwise by repeated squaring (exponent >= 1);
+    ``in_place`` lets it overwrite ``spectrum``."""
     result = None
-    base = spectrum.copy()
+    base = spectrum if in_place else spectrum.copy()
     while exponent:
         if exponent & 1:
             result = base.copy() if result is None else np.multiply(result, base, out=result)
@@ -130,6 +144,14 @@ def _fold(pmf: LossPmf, length: int) -> np.ndarray:
     return folded
 
 
+def _spectrum(pmf: LossPmf, length: int) -> np.ndarray:
+    """The pmf's double-precision spectrum at ``length`` (valid until the next
+    transform of that length)."""
+    if pmf.masses.shape[0] <= length:
+        return fft.rfft_placed(pmf.masses, pmf.offset % length, length)
+    return fft.rfft(_fold(pmf, length))
+
+
 def _unfold(circular: np.ndarray, low: int, width: int) -> np.ndarray:
     """Entries ``(low + j) mod N`` for ``j < width``, clipped at zero (in place).
 
@@ -146,24 +168,45 @@ def _unfold(circular: np.ndarray, low: int, width: int) -> np.ndarray:
     return np.maximum(window, 0.0, out=window)
 
 
+#: pi / 4 to the 64 bits of the x87 long double (error below 0.3 u_ext relative).
+_QUARTER_PI = np.longdouble("0.78539816339744830961566084581987572105")
+
+
+def _unit_roots(multiples: np.ndarray, length: int) -> np.ndarray:
+    """``exp(-2 pi i m / N)`` in extended precision for integers ``0 <= m < N``.
+
+    The angle is reduced exactly to an octant: with ``8 m = o N + r`` (integers),
+    the angle is ``(pi / 4) (o + r / N)``, and its cosine and sine are those of
+    ``phi = (pi / 4) r' / N`` in ``[0, pi / 4]`` (``r' = r``, or ``N - r`` in odd
+    octants), swapped and negated exactly. ``phi`` errs by at most 2.31 u_ext
+    relatively (pi / 4, the division, the product): 1.82 u_ext absolutely;
+    ``cosl`` and ``sinl`` by one ulp each, below u_ext (glibc's documented accuracy
+    on x86-64): an entry is within ``1.82 + sqrt(2) < 4 u_ext`` of the truth.
+    """
+    eighths = 8 * np.asarray(multiples, dtype=np.int64)
+    octant = eighths // length
+    rest = eighths - octant * length
+    rest = np.where(octant % 2 == 1, length - rest, rest)
+    angle = _QUARTER_PI * (rest.astype(np.longdouble) / length)
+    cosine, sine = np.cos(angle), np.sin(angle)
+    swap = (octant + 1) // 2 % 2 == 1
+    real = np.where(swap, sine, cosine)
+    imaginary = np.where(swap, cosine, sine)
+    real = np.where((octant + 2) // 4 % 2 == 1, -real, real)
+    imaginary = np.where(octant >= 4, -imaginary, imaginary)
+    return real - 1j * imaginary
+
+
 @functools.lru_cache(maxsize=2)
 def _twiddle_tables(length: int) -> tuple[int, np.ndarray, np.ndarray]:
     """``exp(-2 pi i m / N)`` in extended precision for ``m < B`` and for ``m = j B``.
 
-    Any twiddle is the product of one entry of each table (``B = ceil(sqrt(N))``).
-    Each entry errs by at most ``24 u_ext``: the angle (at most ``2 pi``) carries
-    ``2 pi`` from ``8 arctanl(1)`` (1.3 units), the product and the division
-    (20.7 units in all), and ``cosl``/``sinl`` one ulp each (2.9 units).
+    Any twiddle is the product of one entry of each table (``B = ceil(sqrt(N))``);
+    each entry is within ``4 u_ext`` (:func:`_unit_roots`).
     """
     block = math.isqrt(length - 1) + 1
-    two_pi = 8 * np.arctan(np.longdouble(1))
-
-    def table(multiples: np.ndarray) -> np.ndarray:
-        angle = two_pi * multiples.astype(np.longdouble) / length
-        return np.cos(angle) - 1j * np.sin(angle)
-
-    low = table(np.arange(block))
-    high = table(np.arange(-(-length // block)) * block)
+    low = _unit_roots(np.arange(block), length)
+    high = _unit_roots(np.arange(-(-length // block)) * block, length)
     return block, low, high
 
 
@@ -174,6 +217,16 @@ def _pairwise_rows(values: np.ndarray) -> np.ndarray:
             values = np.concatenate((values, np.zeros((values.shape[0], 1), values.dtype)), 1)
         values = values[:, 0::2] + values[:, 1::2]
     return values[:, 0]
+
+
+def _halving_sums(values: np.ndarray) -> np.ndarray:
+    """Row sums of a ``(K, 2^d)`` array by a balanced tree, in place (first half
+    plus second half, ``d`` times): relative error at most ``d`` units."""
+    width = values.shape[1]
+    while width > 1:
+        width //= 2
+        values[:, :width] += values[:, width : 2 * width]
+    return values[:, 0].copy()
 
 
 def _mass_bound(pmf: LossPmf) -> float:
@@ -236,26 +289,127 @@ def _blocked_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
     return result, error
 
 
+def _fold_extended(pmf: LossPmf, length: int) -> tuple[np.ndarray, int]:
+    """:func:`_fold` in extended precision, and the most masses summed into one entry.
+
+    A sum of ``w`` masses errs by at most ``(w - 1) u_ext`` relatively (none when
+    the support fits in the length).
+    """
+    size = pmf.masses.shape[0]
+    start = pmf.offset % length
+    if size <= length:
+        folded = np.zeros(length, dtype=np.longdouble)
+        head = min(size, length - start)
+        folded[start : start + head] = pmf.masses[:head]
+        folded[: size - head] = pmf.masses[head:]
+        return folded, 1
+    wraps = -(-(start + size) // length)
+    padded = np.zeros(wraps * length, dtype=np.longdouble)
+    padded[start : start + size] = pmf.masses
+    return padded.reshape(wraps, length).sum(axis=0), wraps
+
+
+@functools.lru_cache(maxsize=4)
+def _column_twiddles(length: int, columns: int, key: bytes) -> np.ndarray:
+    """``exp(-2 pi i r k / N)`` for the bins ``k`` in ``key`` (int64 bytes) and ``r < columns``."""
+    bins = np.frombuffer(key, dtype=np.int64)
+    twiddles = _twiddles((bins[:, None] * np.arange(columns)[None, :]) % length, length)
+    twiddles.flags.writeable = False
+    return twiddles
+
+
+def _pruned_spectrum(
+    pmf: LossPmf, length: int, bins: np.ndarray, rows: int
+) -> tuple[np.ndarray, float]:
+    """Spectrum of the pmf at ``bins`` in extended precision by an output-pruned FFT.
+
+    With ``N = M L`` (``M = rows``) and the folded masses ``f_(qL+r)``: ``X_k =
+    sum_(r<L) w_N^(rk) Y_r(k mod M)``, ``Y_r`` the length-``M`` extended FFT of
+    column ``r`` (entrywise within ``8 u_ext log2 M`` of the column's 1-norm,
+    as every FFT here). The twiddle (``11 u_ext``), the complex product (``3
+    u_ext``) and the balanced tree over the ``L`` columns (``ceil(log2 L) u_ext``)
+    add, with 2 units of slack: ``(16 + 8 log2 M + ceil(log2 L)) u_ext`` of the
+    1-norm, plus the fold's sums. Costs ``N log2 M`` in the columns' FFTs and
+    ``L`` per bin, against ``N log2 N`` for the whole extended FFT.
+    """
+    columns = length // rows
+    folded, wraps = _fold_extended(pmf, length)
+    residue = bins % rows
+    mirrored = residue > rows // 2
+    selected = fft.rfft_extended_columns(
+        folded.reshape(rows, columns), np.where(mirrored, rows - residue, residue)
+    )
+    if mirrored.any():
+        selected[mirrored] = np.conj(selected[mirrored])
+    twiddles = _column_twiddles(length, columns, bins.astype(np.int64).tobytes())
+    terms = np.zeros((bins.shape[0], 1 << (columns - 1).bit_length()), dtype=np.clongdouble)
+    np.multiply(selected, twiddles, out=terms[:, :columns])
+    result = _halving_sums(terms)
+    units = _pruned_units(rows, columns) + wraps - 1
+    return result, units * fft.EXTENDED_UNIT_ROUNDOFF * _mass_bound(pmf)
+
+
+def _pruned_units(rows: np.ndarray | int, columns: np.ndarray | int) -> np.ndarray | float:
+    """Error bound of :func:`_pruned_spectrum` in units of ``u_ext`` of the 1-norm."""
+    return (
+        _PRUNED_UNITS
+        + _FFT_ERROR_PER_LEVEL * np.log2(rows)
+        + np.ceil(np.log2(np.maximum(2, columns)))
+    )
+
+
 def _extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
     """Spectrum of the pmf at ``bins`` in extended precision, and its entrywise error bound.
 
-    The cheapest of three methods whose bound is at most the extended FFT's
-    (``8 u_ext log2 N`` of the 1-norm): a direct sum over the atoms, a blocked
-    sum over the support, or the extended FFT of the whole length.
+    Four methods whose bound is at most the extended FFT's (``8 u_ext log2 N`` of
+    the 1-norm): a direct sum over the atoms, a blocked sum over the support, an
+    output-pruned FFT (columns of the length ``M`` dividing ``N`` that costs
+    least), the extended FFT of the whole length. Of those whose measured cost is
+    within ``_COST_SLACK`` of the cheapest, the one with the smallest bound is used.
     """
     levels = math.log2(length)
     atoms = np.flatnonzero(pmf.masses)
     span = int(atoms[-1] - atoms[0]) + 1
-    fft_cost = length * levels
-    blocked_bound = _BLOCKED_UNITS + _BLOCK + math.ceil(math.log2(max(2, -(-span // _BLOCK))))
-    candidates = [(atoms.shape[0] * bins.shape[0] * _DIRECT_COST, _direct_spectrum)]
-    if blocked_bound <= _FFT_ERROR_PER_LEVEL * levels:
-        candidates.append((span * bins.shape[0] * _BLOCKED_COST, _blocked_spectrum))
-    cost, method = min(candidates, key=lambda item: item[0])
-    if cost < fft_cost:
+    count = bins.shape[0]
+    cap = _FFT_ERROR_PER_LEVEL * levels
+    # (cost, units, method); the units decide only between methods of similar cost.
+    candidates = [
+        (
+            atoms.shape[0] * count * _DIRECT_COST,
+            _DIRECT_UNITS + math.log2(max(2, atoms.shape[0])),
+            _direct_spectrum,
+        ),
+        (length * levels, cap, None),
+    ]
+    blocked_units = _BLOCKED_UNITS + _BLOCK + math.ceil(math.log2(max(2, -(-span // _BLOCK))))
+    if blocked_units <= cap:
+        candidates.append((span * count * _BLOCKED_COST, blocked_units, _blocked_spectrum))
+    divisors = np.arange(2, math.isqrt(length) + 1)
+    divisors = divisors[length % divisors == 0]
+    rows = np.concatenate((divisors, length // divisors))
+    units = _pruned_units(rows, length // rows)
+    rows, units = rows[units <= cap], units[units <= cap]
+    if rows.size:
+        costs = _COLUMNS_COST * length * np.log2(rows) + _OUTER_COST * count * (length // rows)
+        best = int(np.argmin(costs))
+        chosen = int(rows[best])
+        candidates.append(
+            (
+                float(costs[best]),
+                float(units[best]),
+                lambda p, n, b: _pruned_spectrum(p, n, b, chosen),
+            )
+        )
+    cheapest = min(cost for cost, _, _ in candidates)
+    _, _, method = min(
+        (item for item in candidates if item[0] <= _COST_SLACK * cheapest),
+        key=lambda item: item[1],
+    )
+    if method is not None:
         return method(pmf, length, bins)
-    spectrum = fft.rfft_extended(_fold(pmf, length))[bins]
-    error = _FFT_ERROR_PER_LEVEL * fft.EXTENDED_UNIT_ROUNDOFF * levels * _mass_bound(pmf)
+    folded, wraps = _fold_extended(pmf, length)
+    spectrum = fft.rfft_extended(folded)[bins]
+    error = (cap + wraps - 1) * fft.EXTENDED_UNIT_ROUNDOFF * _mass_bound(pmf)
     return spectrum, error
 
 
@@ -345,22 +499,37 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
         for (p, c), e in zip(factors, forward_errors, strict=True)
     ]
     bins = length // 2 + 1
-    live = np.arange(bins)
-    log_magnitude = np.zeros(bins)
-    relative_error = np.zeros(bins)
+    live = None  # every bin, until some are dead
+    log_magnitude = np.zeros(1)
+    relative_error = np.zeros(1)
     composed = None
+    rest = sum(log_ceilings)
     for index, ((pmf, count), error) in enumerate(zip(factors, forward_errors, strict=True)):
-        spectrum = fft.rfft(_fold(pmf, length))
-        values = spectrum if live.shape[0] == bins else spectrum[live]
-        magnitude = np.abs(values) * (1 + _UNIT_ROUNDOFF) + error
-        log_magnitude += count * np.log(magnitude)
-        relative_error += count * error / magnitude
-        keep = log_magnitude + sum(log_ceilings[index + 1 :]) > _LOG_DEAD
+        rest -= log_ceilings[index]
+        spectrum = _spectrum(pmf, length)
+        values = spectrum if live is None else spectrum[live]
+        magnitude = np.abs(values)
+        magnitude *= 1 + _UNIT_ROUNDOFF
+        magnitude += error
+        if index == 0:
+            # Dead iff count * log(magnitude) + rest <= _LOG_DEAD; the margin keeps
+            # every bin whose log might round across the threshold.
+            cut = min((_LOG_DEAD - rest) / count, _LARGEST_LOG)
+            keep = magnitude > math.exp(cut) * (1 + 1e-9)
+        else:
+            keep = log_magnitude + count * np.log(magnitude) + rest > _LOG_DEAD
         if not keep.all():
-            live, values = live[keep], values[keep]
-            log_magnitude, relative_error = log_magnitude[keep], relative_error[keep]
-            composed = None if composed is None else composed[keep]
-        powered = spectrum_power(values, count)
+            selected = np.flatnonzero(keep)
+            live = selected if live is None else live[selected]
+            values, magnitude = values[selected], magnitude[selected]
+            if index:
+                log_magnitude, relative_error = log_magnitude[selected], relative_error[selected]
+                composed = composed[selected]
+        elif live is None:
+            values = values.copy()
+        log_magnitude = log_magnitude + count * np.log(magnitude)
+        relative_error = relative_error + count * error / magnitude
+        powered = spectrum_power(values, count, in_place=True)
         composed = powered if composed is None else np.multiply(composed, powered, out=composed)
 
     products = sum(_powering_error(c) for c in counts) + _COMPLEX_PRODUCT_ERROR * (len(counts) - 1)
@@ -372,7 +541,7 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     if amplification * forward_errors[0] / finite_masses[0] > _EXTENDED_THRESHOLD:
         hot = np.flatnonzero(spectrum_error > _HOT_BIN_ERROR)
         if hot.size:
-            hot_bins = live[hot]
+            hot_bins = hot if live is None else live[hot]
             exact = np.ones(hot.shape[0], dtype=np.clongdouble)
             hot_log = np.zeros(hot.shape[0])
             hot_relative = np.zeros(hot.shape[0])
@@ -390,11 +559,15 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
             magnitude_bound[hot] = np.exp(hot_log)
             spectrum_error[hot] = magnitude_bound[hot] * relative_error_hot
 
-    weights = _half_spectrum_weights(length)
-    live_weights = weights[live]
-    dead_weight = float(weights.sum() - live_weights.sum())
+    if live is None:
+        live_weights = _half_spectrum_weights(length)
+    else:
+        live_weights = np.where((live == 0) | (2 * live == length), 1.0, 2.0)
+    # The weights of all bins add up to the length.
+    dead_weight = float(length - live_weights.sum())
     dead_bound = math.exp(_LOG_DEAD)
-    inverse_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * levels
+    # The inverse transform, and the division of its result by N (one unit).
+    inverse_error = (_FFT_ERROR_PER_LEVEL * levels + 1) * _UNIT_ROUNDOFF
     spectrum_error_sum = float(np.dot(live_weights, spectrum_error)) + dead_weight * dead_bound
     magnitude_sum = float(np.dot(live_weights, magnitude_bound)) + dead_weight * dead_bound
     error_max = (spectrum_error_sum + inverse_error * magnitude_sum) / length
@@ -406,10 +579,8 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
     )
     error_l1 = min(error_norm + inverse_error * magnitude_norm, length * error_max)
 
-    full = np.zeros(bins, dtype=np.complex128)
-    full[live] = composed
+    masses = _unfold(fft.irfft_sparse(live, composed, length), window.low, width)
     del composed
-    masses = _unfold(fft.irfft(full, length), window.low, width)
 
     if bound == "upper":
         infinity_mass = min(1.0, infinity_mass + window.mass_above + input_error_l1)

@@ -14,6 +14,7 @@ licence condition (see README).
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 import numpy as np
@@ -39,30 +40,39 @@ _PLAN_BUDGET = 2**23
 
 
 def _cached(build):
-    """Cache plans per length within ``_PLAN_BUDGET`` points, oldest evicted first."""
-    plans: dict[int, object] = {}
+    """Cache plans per shape within ``_PLAN_BUDGET`` points, oldest evicted first."""
+    plans: dict[tuple[int, ...], object] = {}
 
     @functools.wraps(build)
-    def get(length: int):
-        if length in plans:
-            plans[length] = plans.pop(length)
-            return plans[length]
-        while plans and sum(plans) + length > _PLAN_BUDGET:
+    def get(*shape: int):
+        if shape in plans:
+            plans[shape] = plans.pop(shape)
+            return plans[shape]
+        while plans and sum(math.prod(key) for key in plans) + math.prod(shape) > _PLAN_BUDGET:
             del plans[next(iter(plans))]
-        plans[length] = build(length)
-        return plans[length]
+        plans[shape] = build(*shape)
+        return plans[shape]
 
     return get
 
 
 @_cached
-def _fftw_extended_plan(length: int):
+def _fftw_extended_plan(rows: int, columns: int = 0):
+    """Long-double forward plan of length ``rows`` (``columns == 0``), or of the
+    ``columns`` columns of a ``(rows, columns)`` array (one thread: many short
+    transforms gain nothing from more)."""
     import pyfftw
 
-    real = pyfftw.empty_aligned(length, dtype="longdouble")
-    spectrum = pyfftw.empty_aligned(length // 2 + 1, dtype="clongdouble")
+    shape = (rows, columns) if columns else (rows,)
+    real = pyfftw.empty_aligned(shape, dtype="longdouble")
+    spectrum = pyfftw.empty_aligned((rows // 2 + 1, *shape[1:]), dtype="clongdouble")
     return pyfftw.FFTW(
-        real, spectrum, direction="FFTW_FORWARD", flags=("FFTW_ESTIMATE",), threads=_threads()
+        real,
+        spectrum,
+        axes=(0,),
+        direction="FFTW_FORWARD",
+        flags=("FFTW_ESTIMATE",),
+        threads=1 if columns else _threads(),
     )
 
 
@@ -102,6 +112,30 @@ def rfft(values: np.ndarray) -> np.ndarray:
     return forward.output_array.copy()
 
 
+def rfft_placed(masses: np.ndarray, start: int, length: int) -> np.ndarray:
+    """:func:`rfft` of ``masses`` placed at positions ``start, start + 1, ...``
+    modulo ``length`` (``len(masses) <= length``, ``0 <= start < length``).
+
+    The result may be the plan's own output array: it is valid until the next
+    transform of this length.
+    """
+    size = masses.shape[0]
+    head = min(size, length - start)
+    if backend() == "scipy":
+        values = np.zeros(length)
+    else:
+        forward, _ = _fftw_plans(length)
+        values = forward.input_array
+        values[:start] = 0.0
+        values[start + head :] = 0.0
+    values[start : start + head] = masses[:head]
+    values[: size - head] = masses[head:]
+    if backend() == "scipy":
+        return scipy.fft.rfft(values)
+    forward.execute()
+    return forward.output_array
+
+
 def rfft_extended(values: np.ndarray) -> np.ndarray:
     """:func:`rfft` computed and returned in extended precision (x87 long double).
 
@@ -115,6 +149,17 @@ def rfft_extended(values: np.ndarray) -> np.ndarray:
     return plan.output_array.copy()
 
 
+def rfft_extended_columns(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Rows ``rows`` of :func:`rfft_extended` of each column of a 2-d array (the
+    transforms run down axis 0, one per column)."""
+    if backend() == "scipy":
+        return scipy.fft.rfft(values.astype(np.longdouble), axis=0)[rows]
+    plan = _fftw_extended_plan(*values.shape)
+    plan.input_array[:] = values
+    plan.execute()
+    return plan.output_array[rows]
+
+
 #: Unit roundoff of the extended precision used by :func:`rfft_extended`.
 EXTENDED_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
 
@@ -125,6 +170,24 @@ def irfft(spectrum: np.ndarray, length: int) -> np.ndarray:
         return scipy.fft.irfft(spectrum, length)
     _, inverse = _fftw_plans(length)
     inverse.input_array[:] = spectrum
+    inverse.execute()
+    return inverse.output_array / length
+
+
+def irfft_sparse(indices: np.ndarray | None, values: np.ndarray, length: int) -> np.ndarray:
+    """:func:`irfft` of the spectrum that is ``values`` at ``indices`` (all bins
+    if None) and zero elsewhere; returns a new array."""
+    if backend() == "scipy":
+        spectrum = values if indices is None else np.zeros(length // 2 + 1, dtype=complex)
+        if indices is not None:
+            spectrum[indices] = values
+        return scipy.fft.irfft(spectrum, length)
+    _, inverse = _fftw_plans(length)
+    if indices is None:
+        inverse.input_array[:] = values
+    else:
+        inverse.input_array[:] = 0.0
+        inverse.input_array[indices] = values
     inverse.execute()
     return inverse.output_array / length
 
