@@ -76,16 +76,20 @@ def compose_directions(
     tail_mass : float
         Mass allowed outside the composition window, per side.
     """
-    from pld.engine.compose import compose as compose_pmfs
+    from pld.engine.compose import compose_bounds
 
     result = []
     for index in range(n_directions):
         chosen = [
             (directions[min(index, len(directions) - 1)], f, c) for directions, f, c in groups
         ]
-        upper = compose_pmfs([(d.upper.refined(f), c) for d, f, c in chosen], tail_mass)
-        lower = compose_pmfs([(d.lower.refined(f), c) for d, f, c in chosen], tail_mass)
-        result.append((upper, lower))
+        result.append(
+            compose_bounds(
+                [(d.upper.refined(f), c) for d, f, c in chosen],
+                [(d.lower.refined(f), c) for d, f, c in chosen],
+                tail_mass,
+            )
+        )
     return result
 
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from pld.engine import check_grid_points, fft
 from pld.engine.loss_pmf import LossPmf
-from pld.engine.tails import composition_window
+from pld.engine.tails import Window, composition_window
 
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _FFT_ERROR_PER_LEVEL = 8.0
@@ -60,15 +60,16 @@ _HOT_BIN_ERROR = 1e-20
 #: Bins whose magnitude bound is below exp(_LOG_DEAD) are not powered (set to 0,
 #: error = magnitude bound).
 _LOG_DEAD = -700.0
-#: Measured costs, in units of one ``N log2 N`` of an extended FFT (x87 long
-#: double, about 2.7 ns here): one (bin, atom) term of the direct sum, one (bin,
-#: grid point) term of the blocked sum (two long-double matrix products), one
-#: ``N log2 M`` of the pruned sum's column transforms, and one (bin, column) term
-#: of its outer sum.
-_DIRECT_COST = 20.0
-_BLOCKED_COST = 5.0
+#: Measured costs, in units of 2.7 ns (x87 long double, numpy and FFTW, on the
+#: reference machine): one (bin, atom) term of the direct sum, one (bin, grid
+#: point) term of the blocked sum (two long-double matrix products), one
+#: ``N log2 M`` of the pruned sum's column transforms, one (bin, column) term of
+#: its outer sum, and one ``N log2 N`` of the extended FFT.
+_DIRECT_COST = 30.0
+_BLOCKED_COST = 6.0
 _COLUMNS_COST = 1.1
 _OUTER_COST = 11.0
+_FFT_COST = 1.2
 #: Among the methods within this factor of the cheapest one's cost, the one with
 #: the smallest error bound is used.
 _COST_SLACK = 1.5
@@ -87,6 +88,9 @@ _TWIDDLE_UNITS = 2 * _TABLE_UNITS + 3
 _DIRECT_UNITS = _TWIDDLE_UNITS + 1 + 2
 _BLOCKED_UNITS = 2 * _TWIDDLE_UNITS + 1 + 3 + 2
 _PRUNED_UNITS = _TWIDDLE_UNITS + 3 + 2
+#: Relative difference of the supports of two pmfs below which the window of one
+#: composition is searched only at the best exponents of the other's.
+_SAME_SUPPORT = 0.01
 #: Largest number of (bin, atom) terms of the direct sum held in memory at once.
 _DIRECT_CHUNK = 2**20
 #: Error growth factors exp(x) are capped at exp(_LARGEST_LOG) (beyond it every
@@ -379,7 +383,7 @@ def _extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.
             _DIRECT_UNITS + math.log2(max(2, atoms.shape[0])),
             _direct_spectrum,
         ),
-        (length * levels, cap, None),
+        (_FFT_COST * length * levels, cap, None),
     ]
     blocked_units = _BLOCKED_UNITS + _BLOCK + math.ceil(math.log2(max(2, -(-span // _BLOCK))))
     if blocked_units <= cap:
@@ -435,6 +439,38 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
         If the window needs more grid points than the budget
         (:func:`pld.engine.max_grid_points`).
     """
+    return _compose(factors, tail_mass, None)[0]
+
+
+def compose_bounds(
+    uppers: Sequence[tuple[LossPmf, int]],
+    lowers: Sequence[tuple[LossPmf, int]],
+    tail_mass: float,
+) -> tuple[LossPmf, LossPmf]:
+    """:func:`compose` of the upper and of the lower factors of one direction.
+
+    When every lower factor spans the grid points of its upper one (within
+    ``_SAME_SUPPORT``), the lower composition's window tries only the two
+    Chernoff exponents that chose the upper one's: the pmfs then differ by mass
+    moves of about a grid step, so their best exponents nearly agree (any
+    exponent gives valid tail bounds).
+    """
+    upper, window = _compose(uppers, tail_mass, None)
+    similar = all(
+        abs(p.offset - q.offset) <= _SAME_SUPPORT * p.masses.shape[0]
+        and abs(p.masses.shape[0] - q.masses.shape[0]) <= _SAME_SUPPORT * p.masses.shape[0]
+        for (p, _), (q, _) in zip(uppers, lowers, strict=True)
+    )
+    hint = None if window is None or not similar else (window.t_up, window.t_down)
+    lower, _ = _compose(lowers, tail_mass, hint)
+    return upper, lower
+
+
+def _compose(
+    factors: Sequence[tuple[LossPmf, int]], tail_mass: float, hint: tuple[float, float] | None
+) -> tuple[LossPmf, Window | None]:
+    """:func:`compose`, with a hint for the window search (see
+    :func:`pld.engine.tails.composition_window`); also returns the window."""
     first = factors[0][0]
     step, bound = first.step, first.bound
     counts = [count for _, count in factors]
@@ -450,7 +486,7 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
         min(sum(c * math.log1p(p.mass_error) for p, c in factors), _LARGEST_LOG)
     )
     if min(finite_masses) <= 0.0:
-        return LossPmf(
+        empty = LossPmf(
             step,
             0,
             np.zeros(0),
@@ -460,6 +496,7 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
             loss_error=loss_error,
             mass_error=mass_error,
         )
+        return empty, None
 
     reach = sum(c * (abs(p.offset) + p.masses.shape[0]) for p, c in factors)
     if reach > _LARGEST_INDEX:
@@ -468,7 +505,9 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
             f"beyond the 2^52 that float64 holds exactly (its tail bounds would lose all "
             "precision); compose fewer rounds or increase loss_grid_step"
         )
-    window = composition_window([(p.offset, p.masses) for p, _ in factors], counts, step, tail_mass)
+    window = composition_window(
+        [(p.offset, p.masses) for p, _ in factors], counts, step, tail_mass, hint
+    )
     width = window.high - window.low + 1
     for size in (width, None):  # the window, then its FFT length (a little longer)
         length = fft.fast_length(width) if size is None else size
@@ -587,7 +626,7 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
         junk = 0.0
     else:
         junk = input_junk + window.mass_above + window.mass_below + 2.0 * input_error_l1
-    return LossPmf(
+    composed_pmf = LossPmf(
         step,
         window.low,
         masses,
@@ -599,3 +638,4 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
         loss_error=loss_error,
         mass_error=mass_error,
     )
+    return composed_pmf, window

@@ -30,6 +30,8 @@ _T_GRID = np.logspace(-5, 5, 41)
 #: Multiples of the best coarse t at which the exact MGF is evaluated.
 _T_REFINE = np.geomspace(0.5, 2.0, 9)
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
+#: Largest |t| * step at which the exact MGF is evaluated.
+_LARGEST_RATE = 600.0
 
 
 @dataclass(frozen=True)
@@ -59,12 +61,16 @@ def _coarsen(offset: int, masses: np.ndarray, step: float) -> tuple[_Grid, _Grid
 
 @dataclass(frozen=True)
 class Window:
-    """Grid indices ``[low, high]`` kept after composing, and the mass bounds outside."""
+    """Grid indices ``[low, high]`` kept after composing, and the mass bounds outside;
+    ``t_up`` and ``t_down`` are the Chernoff exponents that gave the ends (a hint for
+    the window of a nearly identical composition)."""
 
     low: int
     high: int
     mass_above: float
     mass_below: float
+    t_up: float = math.nan
+    t_down: float = math.nan
 
 
 def _log_mgf_sum(grids: Sequence[_Grid], counts: Sequence[int], t: np.ndarray) -> np.ndarray:
@@ -108,7 +114,9 @@ def _refined(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The coarse grid of t plus exact evaluations around its best point."""
     best = t[int(np.argmin((log_mgf - log_target) / np.abs(t)))]
-    fine = best * _T_REFINE
+    # Beyond |t| step = 600 an end moves by less than -log(target) / 600 < 1 grid
+    # point more, and the exact MGF costs an exponential per atom.
+    fine = np.clip(best * _T_REFINE, -_LARGEST_RATE / step, _LARGEST_RATE / step)
     exact = _exact_log_mgf_sum(pmfs, counts, step, fine)
     return np.concatenate((t, fine)), np.concatenate((log_mgf, exact))
 
@@ -123,6 +131,7 @@ def composition_window(
     counts: Sequence[int],
     step: float,
     tail_mass: float,
+    hint: tuple[float, float] | None = None,
 ) -> Window:
     """Choose the window of the composed pmf and bound the mass outside it.
 
@@ -136,6 +145,11 @@ def composition_window(
         Grid spacing in nats.
     tail_mass : float
         Target bound on the mass outside the window, per side.
+    hint : (float, float), optional
+        ``(t_up, t_down)`` of the window of a nearly identical composition (the
+        other bound of the same direction): only these two exponents are tried,
+        with the exact MGF (every exponent gives valid bounds; a good one a tight
+        window).
 
     Returns
     -------
@@ -146,26 +160,44 @@ def composition_window(
     """
     support_low = sum(c * off for (off, _), c in zip(pmfs, counts, strict=True))
     support_high = sum(c * (off + m.shape[0] - 1) for (off, m), c in zip(pmfs, counts, strict=True))
-    coarse = [_coarsen(off, m, step) for off, m in pmfs]
-    variance = 0.0
-    for (up, _), count in zip(coarse, counts, strict=True):
-        weights = up.masses / up.masses.sum()
-        points = (up.offset + np.arange(weights.shape[0])) * up.step
-        variance += count * float(np.dot(weights, (points - np.dot(weights, points)) ** 2))
-    spread = math.sqrt(variance)
-    scale = 1.0 / max(spread, step)
-    t_up = _T_GRID * scale
-    t_down = -t_up
     log_target = math.log(tail_mass)
-    coarse_up = _log_mgf_sum([up for up, _ in coarse], counts, t_up)
-    coarse_down = _log_mgf_sum([down for _, down in coarse], counts, t_down)
-    t_up, log_up = _refined(pmfs, counts, step, t_up, coarse_up, log_target)
-    t_down, log_down = _refined(pmfs, counts, step, t_down, coarse_down, log_target)
-    high_loss = np.min((log_up - log_target) / t_up)
-    low_loss = np.max((log_down - log_target) / t_down)
-    high = min(support_high, math.ceil(high_loss / step))
-    low = max(support_low, math.floor(low_loss / step))
+    if hint is not None:
+        t_up, t_down = np.array([hint[0]]), np.array([hint[1]])
+        log_up = _exact_log_mgf_sum(pmfs, counts, step, t_up)
+        log_down = _exact_log_mgf_sum(pmfs, counts, step, t_down)
+    else:
+        coarse = [_coarsen(off, m, step) for off, m in pmfs]
+        variance = 0.0
+        for (up, _), count in zip(coarse, counts, strict=True):
+            weights = up.masses / up.masses.sum()
+            points = (up.offset + np.arange(weights.shape[0])) * up.step
+            variance += count * float(np.dot(weights, (points - np.dot(weights, points)) ** 2))
+        spread = math.sqrt(variance)
+        scale = 1.0 / max(spread, step)
+        t_up = _T_GRID * scale
+        t_down = -t_up
+        log_up = _log_mgf_sum([up for up, _ in coarse], counts, t_up)
+        log_down = _log_mgf_sum([down for _, down in coarse], counts, t_down)
+        # Coarsening moves an end outwards by at most the atoms' largest moves
+        # (``width - 1`` points per round); when the coarse end lies beyond the
+        # support's by more, the exact MGF cannot bring it inside: skip it.
+        moved = step * sum(c * (round(up.step / step) - 1) for (up, _), c in zip(coarse, counts))
+        if np.min((log_up - log_target) / t_up) - moved < support_high * step:
+            t_up, log_up = _refined(pmfs, counts, step, t_up, log_up, log_target)
+        if np.max((log_down - log_target) / t_down) + moved > support_low * step:
+            t_down, log_down = _refined(pmfs, counts, step, t_down, log_down, log_target)
+    up_ends = (log_up - log_target) / t_up
+    down_ends = (log_down - log_target) / t_down
+    high = min(support_high, math.ceil(float(np.min(up_ends)) / step))
+    low = max(support_low, math.floor(float(np.max(down_ends)) / step))
     low = min(low, high)
     mass_above = 0.0 if high >= support_high else _tail_bound(log_up, t_up, (high + 1) * step)
     mass_below = 0.0 if low <= support_low else _tail_bound(log_down, t_down, (low - 1) * step)
-    return Window(low, high, mass_above, mass_below)
+    return Window(
+        low,
+        high,
+        mass_above,
+        mass_below,
+        float(t_up[int(np.argmin(up_ends))]),
+        float(t_down[int(np.argmax(down_ends))]),
+    )
