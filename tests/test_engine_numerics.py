@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 import pld
-from pld.engine import _kernels, fft, loss_pmf
-from pld.engine import compose as compose_module
+from pld.engine import _kernels, fft, hot_bins, loss_pmf
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import _exact_log_mgf_sum
 
@@ -89,11 +88,11 @@ def test_twiddle_tables_within_stated_bound():
                 )
             )
         )
-        roots = compose_module._unit_roots(multiples, length)
+        roots = hot_bins._unit_roots(multiples, length)
         for m, root in zip(multiples, roots, strict=True):
             exact = mpmath.expjpi(-2 * mpmath.mpf(int(m)) / length)
             error = abs(mpmath.mpc(_exact(root.real), _exact(root.imag)) - exact)
-            assert error <= compose_module._TABLE_UNITS * unit
+            assert error <= hot_bins._TABLE_UNITS * unit
 
 
 @pytest.mark.parametrize(
@@ -117,9 +116,9 @@ def test_extended_spectrum_within_stated_bound(method, units):
     bins = np.array([0, 1, 2, 7, 333, 500])
     if method.startswith("pruned"):
         rows = int(method.split("/")[1])
-        values, bound = compose_module._pruned_spectrum(pmf, length, bins, rows)
+        values, bound = hot_bins._pruned_spectrum(pmf, length, bins, rows)
     else:
-        values, bound = getattr(compose_module, method)(pmf, length, bins)
+        values, bound = getattr(hot_bins, method)(pmf, length, bins)
     unit = fft.EXTENDED_UNIT_ROUNDOFF
     assert bound <= units * unit * 1.000001
     worst = 0.0
@@ -142,12 +141,13 @@ def test_extended_fold_of_a_long_pmf():
     pmf = LossPmf(1e-3, -700, masses, 0.0, "upper")
     length = 1000
     bins = np.array([0, 3, 250])
-    values, bound = compose_module._pruned_spectrum(pmf, length, bins, 8)
+    values, bound = hot_bins._pruned_spectrum(pmf, length, bins, 8)
     assert bound <= (16 + 24 + 7 + 2) * fft.EXTENDED_UNIT_ROUNDOFF * 1.000001
     for value, k in zip(values, bins, strict=True):
+        turns = [mpmath.mpf((pmf.offset + j) * int(k)) / length for j in range(masses.size)]
         exact = mpmath.fsum(
-            mpmath.mpf(float(m)) * mpmath.expjpi(-2 * mpmath.mpf((pmf.offset + j) * int(k)) / length)
-            for j, m in enumerate(masses)
+            mpmath.mpf(float(m)) * mpmath.expjpi(-2 * turn)
+            for m, turn in zip(masses, turns, strict=True)
             if m > 0
         )
         assert abs(mpmath.mpc(_exact(value.real), _exact(value.imag)) - exact) <= bound
@@ -198,7 +198,7 @@ def test_hot_bin_paths_agree(monkeypatch):
     results = []
     for chosen in ("_DIRECT_COST", "_BLOCKED_COST", "_COLUMNS_COST", "_FFT_COST"):
         for name in ("_DIRECT_COST", "_BLOCKED_COST", "_COLUMNS_COST", "_FFT_COST"):
-            monkeypatch.setattr(compose_module, name, 0.0 if name == chosen else math.inf)
+            monkeypatch.setattr(hot_bins, name, 0.0 if name == chosen else math.inf)
         results.append(one.self_compose(300))
     for eps in (0.5, 1.0, 1.5):
         brackets = [loss.delta_bounds(eps) for loss in results]

@@ -181,7 +181,9 @@ def composition_window(
         # Coarsening moves an end outwards by at most the atoms' largest moves
         # (``width - 1`` points per round); when the coarse end lies beyond the
         # support's by more, the exact MGF cannot bring it inside: skip it.
-        moved = step * sum(c * (round(up.step / step) - 1) for (up, _), c in zip(coarse, counts))
+        moved = step * sum(
+            c * (round(up.step / step) - 1) for (up, _), c in zip(coarse, counts, strict=True)
+        )
         if np.min((log_up - log_target) / t_up) - moved < support_high * step:
             t_up, log_up = _refined(pmfs, counts, step, t_up, log_up, log_target)
         if np.max((log_down - log_target) / t_down) + moved > support_low * step:
