@@ -126,6 +126,20 @@ def _tail_bound(log_mgf: np.ndarray, t: np.ndarray, threshold: float) -> float:
     return float(min(1.0, np.exp(np.min(log_mgf - t * threshold))))
 
 
+def _end_mass_exceeds(
+    pmfs: Sequence[tuple[int, np.ndarray]], counts: Sequence[int], end: int, log_target: float
+) -> bool:
+    """Whether the composed mass at one end point of the support (every factor at
+    its first, ``end = 0``, or last, ``end = -1``, grid point), a product of
+    masses, is clearly above ``exp(log_target)``: then no tail bound can cut that
+    end point off the window."""
+    ends = [float(m[end]) for _, m in pmfs]
+    if min(ends) <= 0.0:
+        return False
+    log_mass = sum(c * math.log(e) for e, c in zip(ends, counts, strict=True))
+    return log_mass > log_target + 1e-6 * (1.0 + abs(log_mass))
+
+
 def composition_window(
     pmfs: Sequence[tuple[int, np.ndarray]],
     counts: Sequence[int],
@@ -161,10 +175,18 @@ def composition_window(
     support_low = sum(c * off for (off, _), c in zip(pmfs, counts, strict=True))
     support_high = sum(c * (off + m.shape[0] - 1) for (off, m), c in zip(pmfs, counts, strict=True))
     log_target = math.log(tail_mass)
-    if hint is not None:
-        t_up, t_down = np.array([hint[0]]), np.array([hint[1]])
-        log_up = _exact_log_mgf_sum(pmfs, counts, step, t_up)
-        log_down = _exact_log_mgf_sum(pmfs, counts, step, t_down)
+    # A side whose end point alone holds more composed mass than the target keeps
+    # the support's end: no exponent is tried there (``t`` is nan).
+    fixed_high = _end_mass_exceeds(pmfs, counts, -1, log_target)
+    fixed_low = _end_mass_exceeds(pmfs, counts, 0, log_target)
+    none = np.zeros(0)
+    if hint is not None and all(
+        fixed or math.isfinite(t) for fixed, t in ((fixed_high, hint[0]), (fixed_low, hint[1]))
+    ):
+        t_up = none if fixed_high else np.array([hint[0]])
+        t_down = none if fixed_low else np.array([hint[1]])
+        log_up = _exact_log_mgf_sum(pmfs, counts, step, t_up) if t_up.size else none
+        log_down = _exact_log_mgf_sum(pmfs, counts, step, t_down) if t_down.size else none
     else:
         coarse = [_coarsen(off, m, step) for off, m in pmfs]
         variance = 0.0
@@ -172,26 +194,32 @@ def composition_window(
             weights = up.masses / up.masses.sum()
             points = (up.offset + np.arange(weights.shape[0])) * up.step
             variance += count * float(np.dot(weights, (points - np.dot(weights, points)) ** 2))
-        spread = math.sqrt(variance)
-        scale = 1.0 / max(spread, step)
-        t_up = _T_GRID * scale
-        t_down = -t_up
-        log_up = _log_mgf_sum([up for up, _ in coarse], counts, t_up)
-        log_down = _log_mgf_sum([down for _, down in coarse], counts, t_down)
-        # Coarsening moves an end outwards by at most the atoms' largest moves
-        # (``width - 1`` points per round); when the coarse end lies beyond the
-        # support's by more, the exact MGF cannot bring it inside: skip it.
+        scale = 1.0 / max(math.sqrt(variance), step)
+        # The exact MGF cannot bring an end inside the support when the coarse end
+        # lies beyond the support's by more than coarsening moves atoms (``width -
+        # 1`` points per round).
         moved = step * sum(
             c * (round(up.step / step) - 1) for (up, _), c in zip(coarse, counts, strict=True)
         )
-        if np.min((log_up - log_target) / t_up) - moved < support_high * step:
-            t_up, log_up = _refined(pmfs, counts, step, t_up, log_up, log_target)
-        if np.max((log_down - log_target) / t_down) + moved > support_low * step:
-            t_down, log_down = _refined(pmfs, counts, step, t_down, log_down, log_target)
+        t_up, log_up, t_down, log_down = none, none, none, none
+        if not fixed_high:
+            t_up = _T_GRID * scale
+            log_up = _log_mgf_sum([up for up, _ in coarse], counts, t_up)
+            if np.min((log_up - log_target) / t_up) - moved < support_high * step:
+                t_up, log_up = _refined(pmfs, counts, step, t_up, log_up, log_target)
+        if not fixed_low:
+            t_down = -_T_GRID * scale
+            log_down = _log_mgf_sum([down for _, down in coarse], counts, t_down)
+            if np.max((log_down - log_target) / t_down) + moved > support_low * step:
+                t_down, log_down = _refined(pmfs, counts, step, t_down, log_down, log_target)
     up_ends = (log_up - log_target) / t_up
     down_ends = (log_down - log_target) / t_down
-    high = min(support_high, math.ceil(float(np.min(up_ends)) / step))
-    low = max(support_low, math.floor(float(np.max(down_ends)) / step))
+    high = support_high
+    if up_ends.size:
+        high = min(high, math.ceil(float(np.min(up_ends)) / step))
+    low = support_low
+    if down_ends.size:
+        low = max(low, math.floor(float(np.max(down_ends)) / step))
     low = min(low, high)
     mass_above = 0.0 if high >= support_high else _tail_bound(log_up, t_up, (high + 1) * step)
     mass_below = 0.0 if low <= support_low else _tail_bound(log_down, t_down, (low - 1) * step)
@@ -200,6 +228,6 @@ def composition_window(
         high,
         mass_above,
         mass_below,
-        float(t_up[int(np.argmin(up_ends))]),
-        float(t_down[int(np.argmax(down_ends))]),
+        float(t_up[int(np.argmin(up_ends))]) if up_ends.size else math.nan,
+        float(t_down[int(np.argmax(down_ends))]) if down_ends.size else math.nan,
     )
