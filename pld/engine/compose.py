@@ -279,7 +279,7 @@ def _compose(
             # Dead iff count * log(magnitude) + rest <= _LOG_DEAD; the margin keeps
             # every bin whose log might round across the threshold.
             cut = min((_LOG_DEAD - rest) / count, _LARGEST_LOG)
-            keep = magnitude > math.exp(cut) * (1 + 1e-9)
+            keep = magnitude > math.exp(cut) * (1 - 1e-9)
         else:
             keep = log_magnitude + count * np.log(magnitude) + rest > _LOG_DEAD
         if not keep.all():
