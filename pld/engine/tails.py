@@ -104,21 +104,27 @@ def _exact_log_mgf_sum(
     return _log_mgf_sum([_Grid(offset, step, masses) for offset, masses in pmfs], counts, t)
 
 
-def _refined(
-    pmfs: Sequence[tuple[int, np.ndarray]],
-    counts: Sequence[int],
-    step: float,
-    t: np.ndarray,
-    log_mgf: np.ndarray,
-    log_target: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The coarse grid of t plus exact evaluations around its best point."""
+def _fine(t: np.ndarray, log_mgf: np.ndarray, log_target: float, step: float) -> np.ndarray:
+    """Exponents around the best of the coarse grid ``t``, where the exact MGF is tried."""
     best = t[int(np.argmin((log_mgf - log_target) / np.abs(t)))]
     # Beyond |t| step = 600 an end moves by less than -log(target) / 600 < 1 grid
     # point more, and the exact MGF costs an exponential per atom.
-    fine = np.clip(best * _T_REFINE, -_LARGEST_RATE / step, _LARGEST_RATE / step)
-    exact = _exact_log_mgf_sum(pmfs, counts, step, fine)
-    return np.concatenate((t, fine)), np.concatenate((log_mgf, exact))
+    return np.clip(best * _T_REFINE, -_LARGEST_RATE / step, _LARGEST_RATE / step)
+
+
+def _exact_pair(
+    pmfs: Sequence[tuple[int, np.ndarray]],
+    counts: Sequence[int],
+    step: float,
+    t_up: np.ndarray,
+    t_down: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact ``sum_i c_i log M_i`` at ``t_up`` and at ``t_down``, in one evaluation."""
+    both = np.concatenate((t_up, t_down))
+    if not both.size:
+        return both, both
+    values = _exact_log_mgf_sum(pmfs, counts, step, both)
+    return values[: t_up.shape[0]], values[t_up.shape[0] :]
 
 
 def _tail_bound(log_mgf: np.ndarray, t: np.ndarray, threshold: float) -> float:
@@ -185,8 +191,7 @@ def composition_window(
     ):
         t_up = none if fixed_high else np.array([hint[0]])
         t_down = none if fixed_low else np.array([hint[1]])
-        log_up = _exact_log_mgf_sum(pmfs, counts, step, t_up) if t_up.size else none
-        log_down = _exact_log_mgf_sum(pmfs, counts, step, t_down) if t_down.size else none
+        log_up, log_down = _exact_pair(pmfs, counts, step, t_up, t_down)
     else:
         coarse = [_coarsen(off, m, step) for off, m in pmfs]
         variance = 0.0
@@ -202,16 +207,23 @@ def composition_window(
             c * (round(up.step / step) - 1) for (up, _), c in zip(coarse, counts, strict=True)
         )
         t_up, log_up, t_down, log_down = none, none, none, none
+        fine_up, fine_down = none, none
         if not fixed_high:
             t_up = _T_GRID * scale
             log_up = _log_mgf_sum([up for up, _ in coarse], counts, t_up)
             if np.min((log_up - log_target) / t_up) - moved < support_high * step:
-                t_up, log_up = _refined(pmfs, counts, step, t_up, log_up, log_target)
+                fine_up = _fine(t_up, log_up, log_target, step)
         if not fixed_low:
             t_down = -_T_GRID * scale
             log_down = _log_mgf_sum([down for _, down in coarse], counts, t_down)
             if np.max((log_down - log_target) / t_down) + moved > support_low * step:
-                t_down, log_down = _refined(pmfs, counts, step, t_down, log_down, log_target)
+                fine_down = _fine(t_down, log_down, log_target, step)
+        exact_up, exact_down = _exact_pair(pmfs, counts, step, fine_up, fine_down)
+        t_up, log_up = np.concatenate((t_up, fine_up)), np.concatenate((log_up, exact_up))
+        t_down, log_down = (
+            np.concatenate((t_down, fine_down)),
+            np.concatenate((log_down, exact_down)),
+        )
     up_ends = (log_up - log_target) / t_up
     down_ends = (log_down - log_target) / t_down
     high = support_high
