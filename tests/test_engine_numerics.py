@@ -243,3 +243,33 @@ def test_all_mass_at_infinity():
         assert np.all(lower >= 1.0 - 1e-14) and np.all(upper == 1.0)
         assert composed.epsilon_bounds(0.5) == (math.inf, math.inf)
         assert composed.epsilon_bounds(1.0) == (0.0, 0.0)
+
+
+def test_window_shortcuts_keep_the_window(monkeypatch):
+    """The lower bound's hinted window and the end-mass shortcut match the full search.
+
+    Gaussian(2) after 10 rounds: the lower pmf's window from the upper one's two
+    best exponents is within 0.1 % of its own full search; the subsampled
+    Gaussian's lower end (its end point holds more than the tail target) is the
+    support's end, exactly what the exact MGF finds.
+    """
+    from pld.engine import tails
+
+    direction = pld.gaussian(2.0)._directions[0]
+    upper, lower = direction.upper, direction.lower
+    window = tails.composition_window([(upper.offset, upper.masses)], [10], upper.step, 1e-15)
+    full = tails.composition_window([(lower.offset, lower.masses)], [10], lower.step, 1e-15)
+    hinted = tails.composition_window(
+        [(lower.offset, lower.masses)], [10], lower.step, 1e-15, (window.t_up, window.t_down)
+    )
+    width = full.high - full.low + 1
+    assert abs(hinted.low - full.low) + abs(hinted.high - full.high) <= 1e-3 * width
+    assert hinted.mass_above <= 1e-15 and hinted.mass_below <= 1e-15
+
+    pmf = pld.subsampled_gaussian(1.0, 0.01)._directions[0].upper
+    factors = [(pmf.offset, pmf.masses)]
+    short = tails.composition_window(factors, [10], pmf.step, 1e-15)
+    assert short.low == 10 * pmf.offset and short.mass_below == 0.0
+    monkeypatch.setattr(tails, "_end_mass_exceeds", lambda *args: False)
+    searched = tails.composition_window(factors, [10], pmf.step, 1e-15)
+    assert (searched.low, searched.high) == (short.low, short.high)
