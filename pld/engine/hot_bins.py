@@ -39,6 +39,9 @@ _FFT_COST = 1.2
 #: Among the methods within this factor of the cheapest one's cost, the one with
 #: the smallest error bound is used.
 _COST_SLACK = 1.5
+#: Largest number of (bin, column) terms of the pruned sum, and of (bin, block)
+#: terms of the blocked sum, held at once (64 MB of long-double complex values).
+_MAX_TERMS = 2**21
 #: Largest odd factor of the pruned sum's column length.
 _LARGEST_ODD_FACTOR = 25
 #: Grid points per block of the blocked sum (its inner, sequential dot products).
@@ -278,7 +281,7 @@ def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
         (_FFT_COST * length * levels, cap, None),
     ]
     blocked_units = _BLOCKED_UNITS + _BLOCK + math.ceil(math.log2(max(2, -(-span // _BLOCK))))
-    if blocked_units <= cap:
+    if blocked_units <= cap and -(-span // _BLOCK) * count <= _MAX_TERMS:
         candidates.append((span * count * _BLOCKED_COST, blocked_units, _blocked_spectrum))
     divisors = np.arange(2, math.isqrt(length) + 1)
     divisors = divisors[length % divisors == 0]
@@ -287,6 +290,7 @@ def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
     # transforms of lengths such as 125 or 225 cost 2-3 times their N log2 M.
     odd = rows // (rows & -rows)
     rows = rows[(rows % 4 == 0) & (odd <= _LARGEST_ODD_FACTOR)]
+    rows = rows[count * (length // rows) <= _MAX_TERMS]
     units = _pruned_units(rows, length // rows)
     rows, units = rows[units <= cap], units[units <= cap]
     if rows.size:
