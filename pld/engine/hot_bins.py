@@ -275,7 +275,7 @@ def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
     candidates = [
         (
             atoms.shape[0] * count * _DIRECT_COST,
-            _DIRECT_UNITS + math.log2(max(2, atoms.shape[0])),
+            _DIRECT_UNITS + math.ceil(math.log2(max(2, atoms.shape[0]))),
             _direct_spectrum,
         ),
         (_FFT_COST * length * levels, cap, None),
