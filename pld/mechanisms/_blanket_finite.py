@@ -14,24 +14,13 @@ per class of outputs (:meth:`pld.randomizers.finite.FiniteRandomizer.blanket_cla
 Exact path (small n): every count vector of the n users over the classes (plus
 the zero class) is enumerated; the masses are multinomial probabilities.
 
-Block path (large n): the law of a block S_m = W_1 + ... + W_m is enumerated
-exactly (its atoms are dense on the scale of the lattice below), then put on a
-lattice of step h (``STEPS_PER_BLOCK_STD`` steps per standard deviation of the
-tilted block) in two ways (:mod:`pld.mechanisms._blanket_sum`):
-
-* upper: each atom's mass is split between the two lattice points around it with
-  its mean preserved (a mean-preserving spread). Convex order is preserved by
-  sums of independent variables and ``(.)_+`` is convex, so the n-fold value can
-  only grow; the error is second order in h.
-* lower: a contraction (masses merged into barycentres landing on lattice
-  points, the last carry moved down): the value can only shrink.
-
-With ``n = b m + r``, the sum of the b i.i.d. lattice blocks and of the remainder
-block (r users, enumerated the same way) is evaluated by the one blanket-sum
-evaluator :func:`pld.mechanisms._blanket_sum.positive_part_mean` (tilted
-characteristic-function trapezoid, every truncation and round-off charged); its
-cost hardly grows with n. Computed positions are moved by a relative 1e-10 (up
-for the upper, down for the lower side) to cover their float error.
+Large n: W's exact characteristic function with smoothed kernels
+(:func:`pld.mechanisms._blanket_smooth.smoothed_bounds`): no lattice, so the
+bracket stays second order even where W is very discrete (a few rare outputs
+with ratios in the thousands, e.g. Hadamard response or local hashing at
+eps0 = 8, whose lattice contraction had been first order). Computed positions
+are moved by a relative 1e-10 (up for the upper, down for the lower side) to
+cover their float error.
 """
 
 from __future__ import annotations
@@ -41,24 +30,13 @@ import math
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from pld.mechanisms._blanket_sum import (
-    FourierNodesError,
-    contract_to_grid,
-    positive_part_mean,
-    spread_to_grid,
-)
+from pld.mechanisms._blanket_smooth import SmoothingError, smoothed_bounds
 
 #: Largest number of count vectors enumerated for one block (or the exact path).
 BLOCK_ATOMS = 60_000
 
-#: Lattice steps per standard deviation of one tilted block.
-STEPS_PER_BLOCK_STD = 48
-
 #: Where the Chernoff bound on delta is below this, it is the upper value (lower 0).
 NEGLIGIBLE = 1e-40
-
-#: Largest number of lattice cells of one block.
-MAX_BLOCK_CELLS = 2**20
 
 #: Relative error claimed for each enumerated multinomial mass (gammaln sums).
 ATOM_MASS_ERROR = 1e-12
@@ -159,63 +137,6 @@ def _saddle(values: np.ndarray, mass: np.ndarray) -> float:
     return float(brentq(slope, 0.0, high, xtol=1e-14 * high, rtol=1e-12))
 
 
-def _lattice(values: np.ndarray, error: float, mass: np.ndarray, step: float, side: str):
-    """Lattice law (first index, masses) of a block on grid ``step`` for one side.
-
-    Upper: every atom moved up by its float error, then spread (mean preserved);
-    lower: moved down, then contracted (:mod:`pld.mechanisms._blanket_sum`).
-    """
-    if side == "upper":
-        scaled = (values + error) / step
-        index = np.floor(scaled).astype(np.int64)
-        frac = np.clip(scaled - index, 0.0, 1.0)
-        first = int(index.min())
-        return first, spread_to_grid(index, frac, mass, first, int(index.max()) - first + 2)
-    scaled = (values - error) / step
-    order = np.argsort(scaled, kind="stable")
-    return contract_to_grid(scaled[order], mass[order])
-
-
-def _block_sum_mean(
-    values: list[tuple[np.ndarray, float]],
-    masses: list[np.ndarray],
-    blocks: int,
-    step: float,
-    side: str,
-) -> float:
-    """``(1/blocks) E[(S_m,1 + ... + S_m,blocks + R)_+]`` bounded on ``side``.
-
-    ``values``/``masses``: atoms of the block law S_m and, if present, of the
-    remainder block R. The grid step is doubled while the Fourier sum would need
-    more than ``_blanket_sum.MAX_NODES`` nodes (the bracket widens, it stays rigorous).
-    """
-    while True:
-        laws = [
-            _lattice(atoms, error, mass, step, side)
-            for (atoms, error), mass in zip(values, masses, strict=True)
-        ]
-        try:
-            return positive_part_mean(
-                *laws[0],
-                blocks,
-                step,
-                side,
-                mass_error=ATOM_MASS_ERROR,
-                position_error=0.0,
-                extra=laws[1] if len(laws) > 1 else None,
-            )
-        except FourierNodesError:
-            step *= 2.0
-
-
-def _block_plan(n: int, classes: int, budget: int) -> int:
-    """Largest block size m <= n whose count vectors number at most ``budget``."""
-    size = 1
-    while size < n and count_compositions(size + 1, classes + 1) <= budget:
-        size += 1
-    return size
-
-
 def positive_part_bounds(
     rho_x: np.ndarray,
     rho_y: np.ndarray,
@@ -239,23 +160,23 @@ def positive_part_bounds(
     eps : ndarray
         Values of eps (nats).
     budget : int
-        Largest number of atoms enumerated for one block.
+        Largest number of count vectors enumerated by the exact path.
     lower_side : bool
-        False: skip the lower side's lattice evaluation (its values are then 0).
+        Kept for callers that only need the upper values; both sides come from one
+        evaluation.
     """
     classes = mass.size
     exact = count_compositions(n, classes + 1) <= budget
-    size = n if exact else _block_plan(n, classes, budget)
-    block = _block(rho_x, rho_y, mass, size)
-    blocks, rest = divmod(n, size)
-    remainder = _block(rho_x, rho_y, mass, rest) if rest and not exact else None
+    block = _block(rho_x, rho_y, mass, n) if exact else None
     w_values = np.append(rho_x, 0.0)
     w_mass = np.append(mass, max(0.0, 1.0 - float(mass.sum())))
     keep = w_mass > 0
+    log_mass = np.log(w_mass[keep])
     lower = np.zeros(eps.size)
     upper = np.zeros(eps.size)
     for i, value in enumerate(eps):
-        z = rho_x - math.exp(value) * rho_y
+        scale = math.exp(value)
+        z = rho_x - scale * rho_y
         if float(z.max()) <= 0.0:
             continue
         if exact:
@@ -263,34 +184,24 @@ def positive_part_bounds(
             continue
         w_values[:-1] = z
         theta = _saddle(w_values[keep], w_mass[keep])
-        # Any theta > 0 gives an exact identity; at the saddle 0 (eps = 0) a small one
-        # keeps the weight s e^(-theta s) bounded.
         theta = max(theta, 0.1 / math.sqrt(n * _tilted_variance(w_values[keep], w_mass[keep], 0)))
         # Chernoff: s_+ <= e^(theta s) / (e theta), so delta <= M(theta)^n / (e theta n).
-        log_mgf = float(logsumexp(np.log(w_mass[keep]) + theta * w_values[keep]))
+        log_mgf = float(logsumexp(log_mass + theta * w_values[keep]))
         log_chernoff = n * log_mgf - math.log(math.e * theta * n)
         if log_chernoff < math.log(NEGLIGIBLE):
             upper[i] = math.exp(log_chernoff) * (1 + 1e-6)
             continue
-        tilted_var = _tilted_variance(w_values[keep], w_mass[keep], theta)
-        step = math.sqrt(size * tilted_var) / STEPS_PER_BLOCK_STD
-        # A large theta (eps near the largest loss) concentrates the tilted law; keep
-        # the block's lattice within MAX_BLOCK_CELLS cells.
-        span = size * (float(w_values[keep].max()) - float(w_values[keep].min()))
-        step = max(step, span / MAX_BLOCK_CELLS)
-        sides = ("lower", "upper") if lower_side else ("upper",)
-        values = [item.positions(float(value)) for item in (block, remainder) if item]
-        for side in sides:
-            mean = _block_sum_mean(
-                values, [block.mass] + ([remainder.mass] if remainder else []), blocks, step, side
+        errors = np.append(POSITION_ERROR * (np.abs(rho_x) + scale * np.abs(rho_y)), 0.0)
+        try:
+            lower[i], upper[i] = smoothed_bounds(
+                w_values[keep],
+                log_mass,
+                n,
+                mass_error=ATOM_MASS_ERROR,
+                position_errors=errors[keep],
             )
-            if side == "upper":
-                charge = (blocks * block.dropped + (remainder.dropped if remainder else 0.0)) * (
-                    n * float(np.max(np.abs(rho_x) + math.exp(value) * np.abs(rho_y)))
-                )
-                upper[i] = (blocks * mean + charge) / n
-            else:
-                lower[i] = blocks * mean / n
+        except SmoothingError:
+            upper[i] = min(1.0, math.exp(log_chernoff) * (1 + 1e-6))
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
