@@ -24,7 +24,7 @@ from tests.oracles import shuffle_views as oracle
 EPS = np.array([0.0, 0.05, 0.2, 0.5, 1.0])
 
 #: Slack allowed above an exact value: the brackets' own float budget moves every
-#: position by 1e-10 of the largest one (POSITION_ERROR; ~5e-10 absolute here) and
+#: position by 1e-11 of the largest one (POSITION_ERROR; ~5e-11 absolute here) and
 #: every mass by a relative 1e-12 (ATOM_MASS_ERROR).
 EXACT_SLACK = 1e-8
 EXACT_ABSOLUTE = 2e-9

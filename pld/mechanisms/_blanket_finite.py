@@ -19,7 +19,7 @@ Large n: W's exact characteristic function with smoothed kernels
 bracket stays second order even where W is very discrete (a few rare outputs
 with ratios in the thousands, e.g. Hadamard response or local hashing at
 eps0 = 8, whose lattice contraction had been first order). Computed positions
-are moved by a relative 1e-10 (up for the upper, down for the lower side) to
+are moved by a relative 1e-11 (up for the upper, down for the lower side) to
 cover their float error.
 """
 
@@ -41,8 +41,10 @@ NEGLIGIBLE = 1e-40
 #: Relative error claimed for each enumerated multinomial mass (gammaln sums).
 ATOM_MASS_ERROR = 1e-12
 
-#: Relative displacement covering the float error of computed positions.
-POSITION_ERROR = 1e-10
+#: Relative displacement covering the float error of computed positions: classes merge
+#: ratios whose logs agree within 1e-12 (:func:`pld.randomizers.finite._classes`), and
+#: ``rho_x - e^eps rho_x'`` adds a few ulps of ``|rho_x| + e^eps |rho_x'|``; 10 times that.
+POSITION_ERROR = 1e-11
 
 
 def compositions(total: int, parts: int) -> np.ndarray:

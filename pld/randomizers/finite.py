@@ -49,7 +49,7 @@ def _classes(ratio_x: np.ndarray, ratio_y: np.ndarray, mass: np.ndarray) -> Clas
 
     Ratios equal up to float round-off (log-ratios within ~1e-12) are merged and
     take the first member's values: the analyses cover a relative displacement of
-    1e-10 of every position (``pld.mechanisms._blanket_finite.POSITION_ERROR``).
+    1e-11 of every position (``pld.mechanisms._blanket_finite.POSITION_ERROR``).
     """
     keep = mass > 0
     ratio_x, ratio_y, mass = ratio_x[keep], ratio_y[keep], mass[keep]
