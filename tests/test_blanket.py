@@ -137,9 +137,9 @@ def test_smoothed_path_is_tight_on_a_very_discrete_law():
     for i, value in enumerate(eps):
         truth = _hadamard_truth(rho_x, rho_y, mass, n, float(value), 60)
         assert lower[i] <= truth * (1 + 1e-12) and upper[i] >= truth * (1 - 1e-12)
-        # Measured <= 0.046 % (eps = 0: an atom of S at 0 costs the upper side
-        # (log 2 - 0.46) w times its mass); 0.2 % allowed.
-        assert upper[i] - lower[i] <= 2e-3 * upper[i], (value, lower[i], upper[i], truth)
+        # Measured <= 0.27 % (atoms of S near 0 make the bracket first order in the
+        # smoothing width; the evaluator narrows it only beyond 0.3 %); 0.5 % allowed.
+        assert upper[i] - lower[i] <= 5e-3 * upper[i], (value, lower[i], upper[i], truth)
 
 
 def test_softplus_sandwich():

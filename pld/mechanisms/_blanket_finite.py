@@ -28,9 +28,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
-from pld.mechanisms._blanket_smooth import SmoothingError, smoothed_bounds
+from pld.mechanisms._blanket_smooth import SmoothingError, fast_logsumexp, smoothed_bounds
 
 #: Largest number of count vectors enumerated for one block (or the exact path).
 BLOCK_ATOMS = 60_000
@@ -188,7 +188,7 @@ def positive_part_bounds(
         theta = _saddle(w_values[keep], w_mass[keep])
         theta = max(theta, 0.1 / math.sqrt(n * _tilted_variance(w_values[keep], w_mass[keep], 0)))
         # Chernoff: s_+ <= e^(theta s) / (e theta), so delta <= M(theta)^n / (e theta n).
-        log_mgf = float(logsumexp(log_mass + theta * w_values[keep]))
+        log_mgf = float(fast_logsumexp(log_mass + theta * w_values[keep]))
         log_chernoff = n * log_mgf - math.log(math.e * theta * n)
         if log_chernoff < math.log(NEGLIGIBLE):
             upper[i] = math.exp(log_chernoff) * (1 + 1e-6)
@@ -224,13 +224,13 @@ def chernoff_upper(
             continue
         theta = _saddle(z, w_mass[keep])
         theta = max(theta, 0.1 / math.sqrt(n * _tilted_variance(z, w_mass[keep], 0)))
-        log_mgf = float(logsumexp(np.log(w_mass[keep]) + theta * z))
+        log_mgf = float(fast_logsumexp(np.log(w_mass[keep]) + theta * z))
         out[i] = min(1.0, math.exp(n * log_mgf - math.log(math.e * theta * n)) * (1 + 1e-6))
     return out
 
 
 def _tilted_variance(values: np.ndarray, mass: np.ndarray, theta: float) -> float:
     log_w = np.log(mass) + theta * (values - values.max())
-    weights = np.exp(log_w - logsumexp(log_w))
+    weights = np.exp(log_w - fast_logsumexp(log_w))
     mean = float(np.dot(weights, values))
     return float(np.dot(weights, (values - mean) ** 2))

@@ -24,9 +24,17 @@ Composable PLD. The one-round profile on a symmetric eps grid (negative eps by
 ``delta(-eps) = 1 - e^-eps + e^-eps delta(eps)``, valid because the profile bounds
 both orders) is turned into a dominating pair by connect-the-dots
 (:mod:`pld.mechanisms.profile`, Doroshenko et al. 2022): the upper side from the
-upper values, the lower side from the lower values on the same grid, so the
-bracket shows the error of the profile evaluation (the connect-the-dots excess
-of the grid is part of the certified upper bound, not of the bracket).
+upper values. The lower side is built from the lower values lowered by a bound
+on the chord excess of every convex profile within the bracket
+(:func:`pld.mechanisms.profile.below_every_profile`; for "best", the minimum of
+the lowered blanket and clones curves, lowered again where they cross,
+:func:`pld.mechanisms.profile.lower_envelope`), so its curve lies below the
+analysis' exact profile at every eps, not only at grid points. The bracket
+(lower, upper) therefore contains the composition of the exact one-round profile
+(the limit of ever finer eps grids): it shows both the evaluation error and the
+connect-the-dots excess of the grid (about twice the latter on the lower side).
+The continuous randomizers' "best" profile (a minimum whose parts are not
+exposed) keeps the lower values on the grid.
 
 Best of all analyses. For an eps0-LDP randomizer the clones pair of
 ``pld.clones`` (seed 004 eq 3.1) is valid too; ``analysis="best"`` takes the
@@ -67,14 +75,19 @@ from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
 from pld.loss_distribution import PLD
 from pld.mechanisms._blanket_finite import chernoff_upper, positive_part_bounds
 from pld.mechanisms._spec import MechanismSpec, Option
-from pld.mechanisms.profile import pair_from_hull, profile_hull
+from pld.mechanisms.profile import (
+    below_every_profile,
+    lower_envelope,
+    pair_from_hull,
+    profile_hull,
+)
 from pld.randomizers.base import Randomizer
 from pld.recipes import refinable
 
 ANALYSES = ("best", "blanket", "clones")
 
 #: Default number of eps grid points on [0, eps_top] for connect-the-dots.
-DEFAULT_NUM_POINTS = 96
+DEFAULT_NUM_POINTS = 192
 
 #: ``analysis="best"`` evaluates the clones profile at this many evenly spread grid
 #: points first, and everywhere only if it beats the blanket profile at one of them.
@@ -200,18 +213,25 @@ def _outside_delta(out_x: np.ndarray, out_y: np.ndarray, eps: np.ndarray) -> np.
 
 
 def _profile_function(randomizer: Randomizer, n: int, analysis: str):
-    """eps -> (lower, upper) of the chosen analysis' one-round profile (eps >= 0)."""
+    """eps -> one-round profiles of the chosen analysis (eps >= 0).
+
+    The function returns ``(components, convex)``: the (lower, upper) brackets of
+    the profiles whose pointwise minimum is the analysis (the blanket profile, and
+    the clones profile where ``analysis="best"`` uses it), and whether each is a
+    convex profile (false for the continuous randomizers' "best", whose bracket is
+    already that of a minimum).
+    """
     eps0 = randomizer.eps0
     use_clones = analysis == "best" and 0.0 < eps0 <= 50.0
-    profile = profile_bounds
-    if _is_continuous_best(randomizer, analysis):
-        from pld.mechanisms.blanket_continuous import best_profile_bounds as profile
+    continuous_best = _is_continuous_best(randomizer, analysis)
 
-    def evaluate(eps: np.ndarray, lower_side: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        if profile is profile_bounds:
-            lower, upper = profile_bounds(randomizer, n, eps, lower_side=lower_side)
-        else:
-            lower, upper = profile(randomizer, n, eps)
+    def evaluate(eps: np.ndarray, lower_side: bool = True):
+        if continuous_best:
+            from pld.mechanisms.blanket_continuous import best_profile_bounds
+
+            return [best_profile_bounds(randomizer, n, eps)], False
+        lower, upper = profile_bounds(randomizer, n, eps, lower_side=lower_side)
+        components = [(lower, upper)]
         if use_clones:
             from pld.mechanisms.clones import clones_delta_bounds
 
@@ -220,13 +240,14 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
             probe = np.unique(np.linspace(0, eps.size - 1, CLONES_PROBE).round().astype(int))
             c_lower, c_upper = clones_delta_bounds(n, eps0, eps[probe])
             if np.any(c_upper < upper[probe]):
-                probe = np.arange(eps.size)
-                c_lower, c_upper = clones_delta_bounds(n, eps0, eps)
-            lower[probe] = np.minimum(lower[probe], c_lower)
-            upper[probe] = np.minimum(upper[probe], c_upper)
-        return lower, upper
+                components.append(clones_delta_bounds(n, eps0, eps))
+        return components, True
 
     return evaluate
+
+
+def _minimum_upper(components: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    return np.minimum.reduce([upper for _, upper in components])
 
 
 def _top(eps0: float) -> np.ndarray:
@@ -380,7 +401,7 @@ def shuffle(
     step = loss_grid_step
     if step is None:
         coarse = np.linspace(0.0, top, 9)
-        grid, values = _symmetric(coarse, evaluate(coarse, lower_side=False)[1])
+        grid, values = _symmetric(coarse, _minimum_upper(evaluate(coarse, lower_side=False)[0]))
         vertices, hull = profile_hull(grid, values)
         pair = pair_from_hull(grid, vertices, hull, "upper")
         p_mass = pair.p_mass
@@ -390,9 +411,20 @@ def shuffle(
         step = choose_loss_grid_step(std)
     spacing = step * max(1, math.ceil(top / (num_points * step)))
     eps = spacing * np.arange(math.ceil(top / spacing) + 1)
-    lower, upper = evaluate(eps)
-    grid, upper_values = _symmetric(eps, upper)
-    _, lower_values = _symmetric(eps, lower)
+    components, convex = evaluate(eps)
+    grid, upper_values = _symmetric(eps, _minimum_upper(components))
+    if convex:
+        # Below the analysis' exact profile between grid points too (module docstring).
+        lowered = [
+            below_every_profile(grid, _symmetric(eps, lo)[1], _symmetric(eps, up)[1])
+            for lo, up in components
+        ]
+        # The pair is symmetric: keep eps >= 0 and mirror (the mirror of a curve below
+        # the profile is below it, and maps chords to chords).
+        positive = lower_envelope(grid, lowered)[eps.size - 1 :].astype(np.float64)
+        _, lower_values = _symmetric(eps, positive)
+    else:
+        _, lower_values = _symmetric(eps, np.minimum.reduce([lo for lo, _ in components]))
     return from_bounds(
         upper=_pld(grid, upper_values, "upper", step),
         lower=_pld(grid, lower_values, "lower", step),

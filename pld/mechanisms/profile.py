@@ -238,6 +238,92 @@ def profile_hull(eps_grid: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, 
     return corners[1:] - 1, hull
 
 
+#: Relative margin by which :func:`below_every_profile` lowers its values further
+#: (float round-off of the long-double arithmetic and of the later float64 masses).
+_BELOW_MARGIN = 1e-12
+
+
+def below_every_profile(eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Values whose connect-the-dots curve lies below every profile in the bracket.
+
+    Any privacy profile ``H`` (convex, non-increasing in ``alpha = e^eps``,
+    ``H(0) = 1``) with ``lower_j <= H(alpha_j) <= upper_j`` at the grid points lies
+    below its chords but above the extensions of the secants of its neighbouring
+    intervals. On ``[alpha_k, alpha_{k+1}]`` it is therefore above the line through
+    ``(alpha_k, lower_k)`` with the smallest left secant slope the bracket allows,
+    ``(lower_k - upper_{k-1}) / (alpha_k - alpha_{k-1})`` (at the anchor (0, 1): -1,
+    as ``H >= 1 - alpha``), and above the line through ``(alpha_{k+1}, lower_{k+1})``
+    with the largest right one, ``(upper_{k+2} - lower_{k+1}) / ...`` (on the last
+    interval 0: H is non-increasing). The chord through the lower values exceeds
+    the larger of the two lines by at most ``w a b / (a + b)`` (w the width, a and b
+    the chord's slope minus the left one and the right one minus it, where both are
+    positive), attained where they cross. Lowering each value by the larger
+    excess of its two intervals (and the last one to 0: beyond the grid the
+    curve is constant) puts every chord below H; the hull
+    (:func:`profile_hull`) only lowers it further. So the pair built from these
+    values (``pair_from_hull(..., "lower")``) is dominated by every such H's pair:
+    it bounds the composition of the exact profile from below, not just that of
+    its connect-the-dots interpolant on this grid. The cost is about twice the
+    connect-the-dots excess ``w^2 H'' / 8`` of the grid.
+
+    Parameters
+    ----------
+    eps_grid : ndarray
+        Strictly increasing grid (nats).
+    lower, upper : ndarray
+        Bracket of the profile at the grid points, in [0, 1].
+
+    Returns
+    -------
+    ndarray
+        Lowered values (long double), in [0, 1].
+    """
+    alpha = np.concatenate(([0], np.exp(np.asarray(eps_grid, dtype=np.longdouble))))
+    up = np.concatenate(([1], np.asarray(upper, dtype=np.longdouble)))
+    low = np.minimum(np.concatenate(([1], np.asarray(lower, dtype=np.longdouble))), up)
+    widths = np.diff(alpha)
+    chord = np.diff(low) / widths
+    left = np.concatenate(([-1], (low[1:-1] - up[:-2]) / widths[:-1]))
+    right = np.concatenate(((up[2:] - low[1:-1]) / widths[1:], [0]))
+    a = np.maximum(chord - left, 0)
+    b = np.maximum(right - chord, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = np.where(a + b > 0, widths * a * b / (a + b), 0)
+    lowering = np.maximum(excess, np.append(excess[1:], 0))
+    values = (low[1:] - lowering) * (1 - _BELOW_MARGIN)
+    values[-1] = 0
+    return np.clip(values, 0, 1)
+
+
+def lower_envelope(eps_grid: np.ndarray, curves: list[np.ndarray]) -> np.ndarray:
+    """Values whose connect-the-dots curve lies below the minimum of the curves' hulls.
+
+    Each entry of ``curves`` (values at the grid points) stands for the
+    piecewise-linear hull of :func:`profile_hull`. Where two of them cross inside
+    an interval, their minimum is a concave tent whose chord lies above it by the
+    tent's depth at the crossing; both end values are lowered by it. A convex curve
+    below the minimum of convex curves is below its greatest convex minorant (the
+    "best of" profile that connect-the-dots uses).
+    """
+    hulls = [
+        np.concatenate(([1], profile_hull(eps_grid, np.asarray(c, dtype=np.float64))[1]))
+        for c in curves
+    ]
+    values = np.minimum.reduce(hulls)
+    lowering = np.zeros(values.shape, dtype=np.longdouble)
+    for i, first in enumerate(hulls):
+        for second in hulls[i + 1 :]:
+            gap = first - second
+            cross = np.flatnonzero(gap[:-1] * gap[1:] < 0)
+            share = gap[cross] / (gap[cross] - gap[cross + 1])
+            meet = first[cross] + share * (first[cross + 1] - first[cross])
+            chord = values[cross] + share * (values[cross + 1] - values[cross])
+            depth = np.maximum(chord - meet, 0)
+            np.maximum.at(lowering, cross, depth)
+            np.maximum.at(lowering, cross + 1, depth)
+    return np.clip((values - lowering)[1:] * (1 - _BELOW_MARGIN), 0, 1)
+
+
 def _exact_loss_log_q(loss: np.ndarray, log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
     """Lower ``log_q`` by a few ulps until ``log_p - log_q >= loss`` in float64.
 
