@@ -89,6 +89,10 @@ ANALYSES = ("best", "blanket", "clones")
 #: Default number of eps grid points on [0, eps_top] for connect-the-dots.
 DEFAULT_NUM_POINTS = 192
 
+#: Largest number of eps grid points on [0, eps_top] (a fine ``loss_grid_step`` or
+#: refinement asks for proportionally more than ``num_points``): about 10 ms each.
+MAX_NUM_POINTS = 768
+
 #: ``analysis="best"`` evaluates the clones profile at this many evenly spread grid
 #: points first, and everywhere only if it beats the blanket profile at one of them.
 CLONES_PROBE = 8
@@ -342,8 +346,10 @@ def shuffle(
         Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
         one-round loss's spread.
     num_points : int
-        Points of the eps grid on [0, eps_top], >= 8 (eps_top: where the upper
-        delta falls below ``PROFILE_FLOOR``); the grid is mirrored to negative eps
+        Points of the eps grid on [0, eps_top] at the default loss grid step, >= 8
+        (eps_top: where the upper delta falls below ``PROFILE_FLOOR``); a finer
+        ``loss_grid_step`` (or refinement by a query) refines the eps grid in
+        proportion, up to ``MAX_NUM_POINTS``. The grid is mirrored to negative eps
         and aligned to multiples of the loss grid step.
 
     Returns
@@ -398,18 +404,22 @@ def shuffle(
     # candidate (0 unless some output is impossible under some input).
     below = np.flatnonzero(cheap <= cheap[-1] + PROFILE_FLOOR)
     top = float(candidates[below[0]]) if below.size else float(candidates[-1])
-    step = loss_grid_step
-    if step is None:
-        coarse = np.linspace(0.0, top, 9)
-        grid, values = _symmetric(coarse, _minimum_upper(evaluate(coarse, lower_side=False)[0]))
-        vertices, hull = profile_hull(grid, values)
-        pair = pair_from_hull(grid, vertices, hull, "upper")
-        p_mass = pair.p_mass
-        total = p_mass.sum()
-        mean = float(np.dot(p_mass, pair.loss) / total) if total > 0 else 0.0
-        std = math.sqrt(float(np.dot(p_mass, (pair.loss - mean) ** 2) / total)) if total else 0.0
-        step = choose_loss_grid_step(std)
-    spacing = step * max(1, math.ceil(top / (num_points * step)))
+    coarse = np.linspace(0.0, top, 9)
+    grid, values = _symmetric(coarse, _minimum_upper(evaluate(coarse, lower_side=False)[0]))
+    vertices, hull = profile_hull(grid, values)
+    pair = pair_from_hull(grid, vertices, hull, "upper")
+    p_mass = pair.p_mass
+    total = p_mass.sum()
+    mean = float(np.dot(p_mass, pair.loss) / total) if total > 0 else 0.0
+    std = math.sqrt(float(np.dot(p_mass, (pair.loss - mean) ** 2) / total)) if total else 0.0
+    default_step = choose_loss_grid_step(std)
+    step = default_step if loss_grid_step is None else loss_grid_step
+    # The eps grid follows the loss grid: num_points at the default step, proportionally
+    # more on a finer one (refinement narrows the connect-the-dots part of the
+    # bracket too), at most MAX_NUM_POINTS.
+    multiple = max(1, math.ceil(top / (num_points * default_step)))
+    multiple = max(multiple, math.ceil(top / (MAX_NUM_POINTS * step)))
+    spacing = step * multiple
     eps = spacing * np.arange(math.ceil(top / spacing) + 1)
     components, convex = evaluate(eps)
     grid, upper_values = _symmetric(eps, _minimum_upper(components))
