@@ -258,8 +258,9 @@ def below_every_profile(eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarr
     the larger of the two lines by at most ``w a b / (a + b)`` (w the width, a and b
     the chord's slope minus the left one and the right one minus it, where both are
     positive), attained where they cross. Lowering each value by the larger
-    excess of its two intervals (and the last one to 0: beyond the grid the
-    curve is constant) puts every chord below H; the hull
+    excess of its two intervals (the last one to 0: beyond the grid the curve is
+    constant; the first one to ``1 - alpha``: the chord from the fixed anchor
+    (0, 1) is below H only then) puts every chord below H; the hull
     (:func:`profile_hull`) only lowers it further. So the pair built from these
     values (``pair_from_hull(..., "lower")``) is dominated by every such H's pair:
     it bounds the composition of the exact profile from below, not just that of
@@ -292,6 +293,8 @@ def below_every_profile(eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarr
     lowering = np.maximum(excess, np.append(excess[1:], 0))
     values = (low[1:] - lowering) * (1 - _BELOW_MARGIN)
     values[-1] = 0
+    # The chord from the anchor (0, 1) lies below H only if it is 1 - alpha itself.
+    values[0] = max(1 - alpha[1], 0)
     return np.clip(values, 0, 1)
 
 
