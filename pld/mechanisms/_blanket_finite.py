@@ -174,6 +174,11 @@ def positive_part_bounds(
     w_mass = np.append(mass, max(0.0, 1.0 - float(mass.sum())))
     keep = w_mass > 0
     log_mass = np.log(w_mass[keep])
+    # The zero class's mass 1 - gamma inherits the classes' absolute errors.
+    gamma = float(mass.sum())
+    mass_error = ATOM_MASS_ERROR
+    if gamma < 1:
+        mass_error = max(mass_error, (ATOM_MASS_ERROR * gamma + 4 * math.ulp(1.0)) / (1 - gamma))
     lower = np.zeros(eps.size)
     upper = np.zeros(eps.size)
     for i, value in enumerate(eps):
@@ -199,7 +204,7 @@ def positive_part_bounds(
                 w_values[keep],
                 log_mass,
                 n,
-                mass_error=ATOM_MASS_ERROR,
+                mass_error=mass_error,
                 position_errors=errors[keep],
             )
         except SmoothingError:
