@@ -72,9 +72,12 @@ for i, rounds in enumerate(all_rounds):
 
 # %% [markdown]
 # Checks (independent truths): the blanket bound of k-RR is exactly seed 004's weak
-# adversary, computed by `pld.krr` from its own multinomial components, so the two brackets
-# overlap up to the connect-the-dots excess of the profile grid (at most 0.5 % of ε); the
-# observer's lower ε (one concrete dataset pair, exact) never exceeds the certified upper ε.
+# adversary, computed by `pld.krr` from its own multinomial components; the blanket
+# bracket of `pld.shuffle` contains the composition of that exact profile (its lower pair
+# lies below the profile between eps grid points too), so it contains the weak
+# adversary's bracket, and its width (at most 0.34 % of ε here) includes the
+# connect-the-dots excess of the grid; the observer's lower ε (one concrete dataset
+# pair, exact) never exceeds the certified upper ε.
 #
 # Beyond the papers: the observer's dataset pair (every other user holds a third value,
 # the target 0 or 1) reaches the weak adversary's ε: its lower ε is within 0.3 % of the
