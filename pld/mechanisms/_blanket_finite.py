@@ -208,7 +208,9 @@ def positive_part_bounds(
                 position_errors=errors[keep],
             )
         except SmoothingError:
-            upper[i] = min(1.0, math.exp(log_chernoff) * (1 + 1e-6))
+            upper[i] = 1.0
+        # Chernoff's bound is valid too (and better where the evaluation degenerates).
+        upper[i] = min(upper[i], math.exp(min(log_chernoff, 0.0)) * (1 + 1e-6))
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
@@ -230,7 +232,8 @@ def chernoff_upper(
         theta = _saddle(z, w_mass[keep])
         theta = max(theta, 0.1 / math.sqrt(n * _tilted_variance(z, w_mass[keep], 0)))
         log_mgf = float(fast_logsumexp(np.log(w_mass[keep]) + theta * z))
-        out[i] = min(1.0, math.exp(n * log_mgf - math.log(math.e * theta * n)) * (1 + 1e-6))
+        log_bound = n * log_mgf - math.log(math.e * theta * n)
+        out[i] = min(1.0, math.exp(min(log_bound, 0.0)) * (1 + 1e-6))
     return out
 
 
