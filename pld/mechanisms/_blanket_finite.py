@@ -199,16 +199,27 @@ def positive_part_bounds(
             upper[i] = math.exp(log_chernoff) * (1 + 1e-6)
             continue
         errors = np.append(POSITION_ERROR * (np.abs(rho_x) + scale * np.abs(rho_y)), 0.0)
+        values, errors = w_values[keep], errors[keep]
+        masses = w_mass[keep]
+        # E[S_+] = E[S] + E[(-S)_+]: a positive mean (zeros in the matrix: R(x) has more
+        # mass than e^eps R(x') on the blanket's support) is taken exactly, and the
+        # tilted evaluation is left the tail below 0.
+        flip = float(np.dot(masses, values)) > 0
         try:
             lower[i], upper[i] = smoothed_bounds(
-                w_values[keep],
+                -values if flip else values,
                 log_mass,
                 n,
                 mass_error=mass_error,
-                position_errors=errors[keep],
+                position_errors=errors,
             )
         except SmoothingError:
-            upper[i] = 1.0
+            lower[i], upper[i] = 0.0, 1.0
+        if flip:
+            size = float(np.dot(masses, np.abs(values) + errors))
+            slack = size * (mass_error + (values.size + 2) * math.ulp(1.0))
+            lower[i] += float(np.dot(masses, values - errors)) - slack
+            upper[i] += float(np.dot(masses, values + errors)) + slack
         # Chernoff's bound is valid too (and better where the evaluation degenerates).
         upper[i] = min(upper[i], math.exp(min(log_chernoff, 0.0)) * (1 + 1e-6))
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)

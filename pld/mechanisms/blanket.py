@@ -250,6 +250,23 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
     return evaluate
 
 
+def _at_infinity(randomizer: Randomizer, count: int) -> list[float]:
+    """Lower bounds on each component profile at eps = +inf (its P-mass where Q = 0).
+
+    The blanket profile of a finite randomizer (the first component) tends to the
+    largest ``sum_y R(x)(y)`` over the outputs with ``R(x')(y) = 0`` (its outside
+    term; the blanket sum vanishes), less a relative 1e-12 for the float sum; the
+    other components (clones, continuous) to 0 or more.
+    """
+    from pld.randomizers.finite import FiniteRandomizer
+
+    tails = [0.0] * count
+    if isinstance(randomizer, FiniteRandomizer):
+        masses = [float(np.sum(out_x[out_y == 0])) for out_x, out_y in randomizer.outside()]
+        tails[0] = max(masses, default=0.0) * (1 - 1e-12)
+    return tails
+
+
 def _minimum_upper(components: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     return np.minimum.reduce([upper for _, upper in components])
 
@@ -425,9 +442,10 @@ def shuffle(
     grid, upper_values = _symmetric(eps, _minimum_upper(components))
     if convex:
         # Below the analysis' exact profile between grid points too (module docstring).
+        tails = _at_infinity(randomizer, len(components))
         lowered = [
-            below_every_profile(grid, _symmetric(eps, lo)[1], _symmetric(eps, up)[1])
-            for lo, up in components
+            below_every_profile(grid, _symmetric(eps, lo)[1], _symmetric(eps, up)[1], tail)
+            for (lo, up), tail in zip(components, tails, strict=True)
         ]
         # The pair is symmetric: keep eps >= 0 and mirror (the mirror of a curve below
         # the profile is below it, and maps chords to chords).

@@ -243,7 +243,9 @@ def profile_hull(eps_grid: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, 
 _BELOW_MARGIN = 1e-12
 
 
-def below_every_profile(eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+def below_every_profile(
+    eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarray, at_infinity: float = 0.0
+) -> np.ndarray:
     """Values whose connect-the-dots curve lies below every profile in the bracket.
 
     Any privacy profile ``H`` (convex, non-increasing in ``alpha = e^eps``,
@@ -258,9 +260,10 @@ def below_every_profile(eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarr
     the larger of the two lines by at most ``w a b / (a + b)`` (w the width, a and b
     the chord's slope minus the left one and the right one minus it, where both are
     positive), attained where they cross. Lowering each value by the larger
-    excess of its two intervals (the last one to 0: beyond the grid the curve is
-    constant; the first one to ``1 - alpha``: the chord from the fixed anchor
-    (0, 1) is below H only then) puts every chord below H; the hull
+    excess of its two intervals (the last one also to at most ``at_infinity``, a
+    lower bound on ``H(+inf)``: beyond the grid the curve is constant; the first
+    one to ``1 - alpha``: the chord from the fixed anchor (0, 1) is below H only
+    then) puts every chord below H; the hull
     (:func:`profile_hull`) only lowers it further. So the pair built from these
     values (``pair_from_hull(..., "lower")``) is dominated by every such H's pair:
     it bounds the composition of the exact profile from below, not just that of
@@ -273,6 +276,9 @@ def below_every_profile(eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarr
         Strictly increasing grid (nats).
     lower, upper : ndarray
         Bracket of the profile at the grid points, in [0, 1].
+    at_infinity : float
+        A lower bound on ``lim H(alpha)`` as ``alpha -> inf`` (the P-mass where
+        Q = 0); 0 by default.
 
     Returns
     -------
@@ -292,7 +298,7 @@ def below_every_profile(eps_grid: np.ndarray, lower: np.ndarray, upper: np.ndarr
         excess = np.where(a + b > 0, widths * a * b / (a + b), 0)
     lowering = np.maximum(excess, np.append(excess[1:], 0))
     values = (low[1:] - lowering) * (1 - _BELOW_MARGIN)
-    values[-1] = 0
+    values[-1] = min(values[-1], at_infinity)
     # The chord from the anchor (0, 1) lies below H only if it is 1 - alpha itself.
     values[0] = max(1 - alpha[1], 0)
     return np.clip(values, 0, 1)
