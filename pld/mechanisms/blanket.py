@@ -116,8 +116,10 @@ OBSERVER_MAX_ATOMS = 20_000_000
 #: Largest n the finite observer accepts: its cost grows about linearly in n
 #: (measured: 0.4 s at 1e4, 4 s at 1e5, 22 s at 1e6 on the 2-core machine).
 OBSERVER_MAX_USERS = 10**6
-#: Largest n the finite blanket evaluation accepts: its cost grows like sqrt(n) log n
-#: and reaches about 6 s of CPU at 1e7 (OLH, 2-core machine; benchmarks/shuffle.py).
+#: Largest n the finite blanket evaluation accepts: its cost is about flat in n (the
+#: characteristic function's n-th power) and its float error bounds grow like n; at
+#: 1e7 a build takes about 2 s (OLH, Hadamard) to 5 s (a 4 x 6 matrix) on the
+#: 2-core machine (benchmarks/shuffle.py).
 BLANKET_MAX_USERS = 10**7
 
 
@@ -400,7 +402,7 @@ def shuffle(
         if n > BLANKET_MAX_USERS:
             raise ValueError(
                 f"n must be at most {BLANKET_MAX_USERS} for the blanket analysis of a finite "
-                f"randomizer (got {n}): its work grows like sqrt(n) log n (about 6 s at 1e7); "
+                f"randomizer (got {n}): about 2-5 s at 1e7, and its float error bounds grow like n; "
                 "analysis='clones' covers an eps0-LDP randomizer at larger n"
             )
     if randomizer.eps0 == 0.0:  # every input has the same output law: nothing leaks
