@@ -402,7 +402,8 @@ def shuffle(
         if n > BLANKET_MAX_USERS:
             raise ValueError(
                 f"n must be at most {BLANKET_MAX_USERS} for the blanket analysis of a finite "
-                f"randomizer (got {n}): about 2-5 s at 1e7, and its float error bounds grow like n; "
+                f"randomizer (got {n}): about 2-5 s at 1e7, and its float error bounds grow "
+                "like n; "
                 "analysis='clones' covers an eps0-LDP randomizer at larger n"
             )
     if randomizer.eps0 == 0.0:  # every input has the same output law: nothing leaks
