@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pld.engine import _kernels, fft
-from pld.engine.tails import _exact_log_mgf_sum
+from pld.engine.tails import _ends, _rates
 
 mpmath.mp.dps = 40
 
@@ -129,11 +129,13 @@ def test_exact_log_mgf_sum_is_an_upper_bound(monkeypatch):
     """The margin-raised sum (compiled Horner path here) stays above the truth."""
     masses = _masses(3000, 11)
     offset, step = -1000, 1e-3
-    t = np.array([-900.0, -90.0, -0.2, 0.3, 4.0, 40.0, 600.0])
+    # Lattice exponents near -900, -90, -0.2, 0.3, 4, 40 and 600 (rates t * step).
+    keys = [(-1, -5), (-1, -111), (-1, -393), (1, -374), (1, -255), (1, -149), (1, -24)]
+    t = _rates(keys) / step
     # The compiled path at a size the mpmath truth sums quickly.
     monkeypatch.setattr(_kernels, "COMPILED_MGF_TERMS", 2**14)
     assert np.count_nonzero(masses) * t.size > _kernels.COMPILED_MGF_TERMS
-    computed = _exact_log_mgf_sum([(offset, masses)], [2], step, t)
+    computed = _ends([(offset, masses)], [{}], [2], step, keys, 0.0)[0]
     for value, rate in zip(computed, t, strict=True):
         terms = [
             mpmath.mpf(float(m)) * mpmath.exp(mpmath.mpf(float(rate)) * (offset + j) * step)

@@ -37,6 +37,7 @@ Error terms (docs/error-bounds.md §3–4):
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -70,6 +71,9 @@ _LARGEST_LOG = 700.0
 #: Largest grid index a composed loss may reach: window ends and Chernoff
 #: exponents are computed in float64, exact for integers up to 2^52.
 _LARGEST_INDEX = 2**52
+#: Per pmf (while it lives), the log-MGF values its window searches computed: a
+#: pmf composed again (another count, the other bound's hint) re-evaluates none.
+_MGF_MEMOS: weakref.WeakKeyDictionary[LossPmf, dict] = weakref.WeakKeyDictionary()
 
 
 def spectrum_power(spectrum: np.ndarray, exponent: int, in_place: bool = False) -> np.ndarray:
@@ -232,7 +236,12 @@ def _compose(
             "precision); compose fewer rounds or increase loss_grid_step"
         )
     window = composition_window(
-        [(p.offset, p.masses) for p, _ in factors], counts, step, tail_mass, hint
+        [(p.offset, p.masses) for p, _ in factors],
+        counts,
+        step,
+        tail_mass,
+        hint,
+        [_MGF_MEMOS.setdefault(p, {}) for p, _ in factors],
     )
     width = window.high - window.low + 1
     for size in (width, None):  # the window, then its FFT length (a little longer)
