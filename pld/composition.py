@@ -150,7 +150,7 @@ def tilted_directions(
     ``target`` keeps its (upper, lower) pmfs. None when no direction can be
     tilted or the grid budget refuses it.
     """
-    from pld.engine.tilted import clip_tails, tilt_exponent, tilted_compose
+    from pld.engine.tilted import clip_tails, tilt_exponent, tilted_compose_bounds
 
     result, tilted = [], False
     for direction, pair in zip(directions, factors, strict=True):
@@ -161,8 +161,7 @@ def tilted_directions(
             continue
         start = cut - direction.upper.loss_error - 2 * direction.upper.step
         try:
-            upper = tilted_compose(uppers, lam, start, tail_mass)
-            lower = tilted_compose(lowers, lam, start, tail_mass)
+            upper, lower = tilted_compose_bounds(uppers, lowers, lam, start, tail_mass)
         except (ValueError, MemoryError):
             return None
         result.append((upper, lower))

@@ -20,8 +20,8 @@ multiplies every absolute error at ``g_k >= g_cut`` by at most ``C exp(-lam
 g_cut)``, the Chernoff bound of the composed loss beyond ``g_cut``: errors
 become relative to the tail that a query at ``eps >= g_cut`` reads.
 
-:func:`tilted_compose` returns an ordinary :class:`LossPmf` that is a valid
-bound for every eps and tight for ``eps >= g_cut`` (docs/error-bounds.md §4,
+:func:`tilted_compose_bounds` returns ordinary :class:`LossPmf` bounds, valid for
+every eps and tight for ``eps >= g_cut`` (docs/error-bounds.md §4,
 "Tilting"): the grid points below the cut are dropped (lower bound) or their
 mass is lumped one grid point below the cut (upper bound).
 """
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pld.engine.compose import compose
+from pld.engine.compose import compose_bounds
 from pld.engine.loss_pmf import LossPmf
 
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
@@ -199,37 +199,59 @@ def tiltable(pmf: LossPmf) -> bool:
     )
 
 
-def tilted_compose(
-    factors: Sequence[tuple[LossPmf, int]], lam: float, cut: float, tail_mass: float
-) -> LossPmf:
-    """The composition of ``factors`` computed under the tilt ``lam``, untilted.
+def tilted_compose_bounds(
+    uppers: Sequence[tuple[LossPmf, int]],
+    lowers: Sequence[tuple[LossPmf, int]],
+    lam: float,
+    cut: float,
+    tail_mass: float,
+) -> tuple[LossPmf, LossPmf]:
+    """The compositions of the upper and of the lower factors of one direction, each
+    computed under the tilt ``lam`` and untilted.
+
+    Both tilted compositions go through :func:`pld.engine.compose.compose_bounds`,
+    so the lower one's window reuses the upper one's Chernoff exponents when their
+    supports agree; every error term is that of :func:`pld.engine.compose.compose`.
 
     Parameters
     ----------
-    factors : sequence of (LossPmf, int)
-        One-round pmfs (:func:`tiltable`), all with the same grid step and bound,
-        and their counts.
+    uppers, lowers : sequence of (LossPmf, int)
+        One-round pmfs (:func:`tiltable`), all with the same grid step, the upper
+        and the lower bounds of one direction, and their counts.
     lam : float
         Tilt, > 0 (:func:`tilt_exponent`), in 1/nats.
     cut : float
-        Loss (nats) from which the result is tight: grid points below it are
+        Loss (nats) from which the results are tight: grid points below it are
         dropped (lower bound) or lumped one grid point below it (upper bound).
     tail_mass : float
-        Window tail target of the tilted composition, per side.
+        Window tail target of the tilted compositions, per side.
 
     Returns
     -------
-    LossPmf
-        A bound of the same kind as the factors for every eps; its absolute error
-        terms are those of the tilted composition times ``C exp(-lam g_cut)``.
+    (LossPmf, LossPmf)
+        Bounds of the same kinds as the factors for every eps; their absolute error
+        terms are those of the tilted compositions times ``C exp(-lam g_cut)``.
 
     Raises
     ------
     ValueError
-        If the tilted composition exceeds the grid budget, or untilting overflows.
+        If a tilted composition exceeds the grid budget, or untilting overflows.
     """
-    first = factors[0][0]
-    step, bound = first.step, first.bound
+    tilted_uppers, tilted_lowers = _tilted(uppers, lam), _tilted(lowers, lam)
+    upper, lower = compose_bounds(tilted_uppers[0], tilted_lowers[0], tail_mass)
+    return (
+        _untilt(upper, tilted_uppers[1:], lam, cut),
+        _untilt(lower, tilted_lowers[1:], lam, cut),
+    )
+
+
+def _tilted(
+    factors: Sequence[tuple[LossPmf, int]], lam: float
+) -> tuple[list[tuple[LossPmf, int]], list[tuple[float, int]], float, float]:
+    """The factors tilted by ``lam``, each one's float ``log M`` and count, the
+    composed mass at +inf (the dropped atoms' included for an upper bound) and the
+    log of a bound on the composed finite mass."""
+    bound = factors[0][0].bound
     tilted, log_mgfs, log_finite, log_survive = [], [], 0.0, 0.0
     for pmf, count in factors:
         tilted_pmf, log_mgf, dropped = _tilt(pmf, lam)
@@ -240,7 +262,19 @@ def tilted_compose(
         finite = pmf.finite_mass * (1 + pmf.masses.shape[0] * _UNIT_ROUNDOFF)
         log_finite += count * math.log(finite)
     infinity_mass = -math.expm1(log_survive) if log_survive > -math.inf else 1.0
-    composed = compose(tilted, tail_mass)
+    return tilted, log_mgfs, infinity_mass, log_finite
+
+
+def _untilt(
+    composed: LossPmf,
+    tilting: tuple[list[tuple[float, int]], float, float],
+    lam: float,
+    cut: float,
+) -> LossPmf:
+    """The tilted composition ``composed`` untilted from ``cut`` on (``tilting`` as
+    returned by :func:`_tilted` after its tilted factors)."""
+    log_mgfs, infinity_mass, log_finite = tilting
+    step, bound = composed.step, composed.bound
 
     log_scale = math.fsum(count * value for value, count in log_mgfs)
     index = max(composed.offset, math.floor(cut / step))
