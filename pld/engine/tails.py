@@ -13,14 +13,15 @@ lattice of rates ``|t| h = 2^(k/32)`` (``h`` the grid step, ``|t| h <= 64``),
 always with the exact MGF over all atoms (:func:`pld.engine._kernels.log_mgf`,
 raised by its rounding bound). The window end ``(sum_i c_i log M_i(t) - log
 target) / t`` is quasi-convex in ``t`` (its sublevel sets are those of a convex
-function): 13 lattice points half an octave apart around a Gaussian guess
-(moved on while the best is at an edge), then every lattice point between the
-best one's two neighbours, find the lattice optimum, within a 64th of an octave
-of the true one (1.1 % in ``t``; the former coarse-then-exact search stopped at
-a quarter of an octave). At small T the end is a sharp V in ``log t``, where
-that resolution matters. Each stage is one vectorised MGF call per factor (its
-cost hardly depends on the number of exponents), and each pmf's values are
-kept (``memos``): the same self-composition again costs nothing.
+function): 9 lattice points half an octave apart around a Gaussian guess
+(moved on while the best is at an edge), then 6 points an eighth of an octave
+apart and 6 a 32nd apart around the best, find the best lattice exponent (the
+former coarse-then-exact search stopped at a quarter of an octave; at small T
+the end is a sharp V in ``log t``, where that resolution matters). Each stage
+is one vectorised MGF call per factor (its cost hardly depends on the number
+of exponents), and each pmf's values are kept (``memos``): the same
+self-composition again costs nothing, another count only the lattice points
+not yet evaluated.
 """
 
 from __future__ import annotations
