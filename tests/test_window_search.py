@@ -137,3 +137,19 @@ def test_window_charges_bound_the_true_tails(name, count):
     assert above <= window.mass_above * (1 + 1e-9)
     assert below <= window.mass_below * (1 + 1e-9)
     assert window.mass_above <= 1e-6 and window.mass_below <= 1e-6
+
+
+@pytest.mark.parametrize("mechanism", ["krr0", "cl0", "sg0"])
+@pytest.mark.parametrize("count", [1, 10, 1000])
+def test_window_started_at_the_other_bound_matches_the_full_search(mechanism, count):
+    """The lower bound's search started at the upper window's exponents (another
+    support, so no hint) finds the window of its own full search."""
+    upper, lower = _pmf(mechanism + "u"), _pmf(mechanism + "l")
+    found = _window(mechanism + "u", count, 1e-15)
+    full = _window(mechanism + "l", count, 1e-15)
+    near = tails.composition_window(
+        [(lower.offset, lower.masses)], [count], lower.step, 1e-15, near=(found.t_up, found.t_down)
+    )
+    assert (near.low, near.high) == (full.low, full.high)
+    assert near.mass_above <= 1e-15 and near.mass_below <= 1e-15
+    assert upper.step == lower.step

@@ -169,7 +169,7 @@ def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf
         If the window needs more grid points than the budget
         (:func:`pld.engine.max_grid_points`).
     """
-    return _compose(factors, tail_mass, None)[0]
+    return _compose(factors, tail_mass, None, None)[0]
 
 
 def compose_bounds(
@@ -183,23 +183,27 @@ def compose_bounds(
     ``_SAME_SUPPORT``), the lower composition's window tries only the two
     Chernoff exponents that chose the upper one's: the pmfs then differ by mass
     moves of about a grid step, so their best exponents nearly agree (any
-    exponent gives valid tail bounds).
+    exponent gives valid tail bounds). Otherwise its search starts at those
+    exponents instead of a Gaussian guess.
     """
-    upper, window = _compose(uppers, tail_mass, None)
+    upper, window = _compose(uppers, tail_mass, None, None)
     similar = all(
         abs(p.offset - q.offset) <= _SAME_SUPPORT * p.masses.shape[0]
         and abs(p.masses.shape[0] - q.masses.shape[0]) <= _SAME_SUPPORT * p.masses.shape[0]
         for (p, _), (q, _) in zip(uppers, lowers, strict=True)
     )
-    hint = None if window is None or not similar else (window.t_up, window.t_down)
-    lower, _ = _compose(lowers, tail_mass, hint)
+    found = None if window is None else (window.t_up, window.t_down)
+    lower, _ = _compose(lowers, tail_mass, found if similar else None, None if similar else found)
     return upper, lower
 
 
 def _compose(
-    factors: Sequence[tuple[LossPmf, int]], tail_mass: float, hint: tuple[float, float] | None
+    factors: Sequence[tuple[LossPmf, int]],
+    tail_mass: float,
+    hint: tuple[float, float] | None,
+    near: tuple[float, float] | None,
 ) -> tuple[LossPmf, Window | None]:
-    """:func:`compose`, with a hint for the window search (see
+    """:func:`compose`, with a hint or a starting point for the window search (see
     :func:`pld.engine.tails.composition_window`); also returns the window."""
     first = factors[0][0]
     step, bound = first.step, first.bound
@@ -242,6 +246,7 @@ def _compose(
         tail_mass,
         hint,
         [_MGF_MEMOS.setdefault(p, {}) for p, _ in factors],
+        near,
     )
     width = window.high - window.low + 1
     for size in (width, None):  # the window, then its FFT length (a little longer)

@@ -47,7 +47,7 @@ _TOP = math.floor(_PER_OCTAVE * math.log2(_LARGEST_RATE))
 _SCAN_STEP = 16
 _SCAN = _SCAN_STEP * np.arange(-4, 5)
 _SCAN_EDGES = 8
-_ZOOMS = (np.array([-12, -8, -4, 4, 8, 12]), np.array([-3, -2, -1, 1, 2, 3]))
+_ZOOMS = (np.array([-12, -8, -4, 0, 4, 8, 12]), np.array([-3, -2, -1, 1, 2, 3]))
 #: A pmf of at most COMPILED_MGF_TERMS / 8 atoms has its MGF evaluated at that many
 #: exponents per call, on the numpy path (no compilation); a larger one at all of
 #: them in one call, compiled.
@@ -69,8 +69,8 @@ class Window:
 
 
 #: Per pmf: log-MGF values and their rounding bounds by lattice point ``(side, k)``,
-#: its variance by ``"variance"`` and the windows of its self-compositions by
-#: ``("window", count, tail, hint)``.
+#: its variance by ``"variance"``, its number of positive masses by ``"atoms"`` and
+#: the windows of its self-compositions by ``("window", count, tail, hint)``.
 Memo = MutableMapping
 
 
@@ -108,9 +108,10 @@ def _evaluate(
         missing = [key for key in keys if key not in memo]
         if not missing:
             continue
+        if "atoms" not in memo:
+            memo["atoms"] = max(1, int(np.count_nonzero(masses > 0.0)))
         masses = np.ascontiguousarray(masses, dtype=np.float64)
-        atoms = max(1, int(np.count_nonzero(masses > 0.0)))
-        chunk = COMPILED_MGF_TERMS // atoms
+        chunk = COMPILED_MGF_TERMS // memo["atoms"]
         if chunk < _SMALLEST_CHUNK:
             chunk = len(missing)  # compiled anyway: one call
         for start in range(0, len(missing), chunk):
@@ -212,6 +213,7 @@ def composition_window(
     tail_mass: float,
     hint: tuple[float, float] | None = None,
     memos: Sequence[Memo] | None = None,
+    near: tuple[float, float] | None = None,
 ) -> Window:
     """Choose the window of the composed pmf and bound the mass outside it.
 
@@ -230,6 +232,11 @@ def composition_window(
         other bound of the same direction): only the lattice points nearest these
         two exponents are tried (every exponent gives valid bounds; a good one a
         tight window).
+    near : (float, float), optional
+        ``(t_up, t_down)`` of the window of a related composition (the other bound
+        of the same direction, on another support): the search starts there, with
+        lattice points an eighth of an octave apart instead of the half-octave scan
+        around the Gaussian guess.
     memos : sequence of dict, optional
         One per factor, kept by the caller for as long as the factor's masses do
         not change: the values computed here are stored there and reused.
@@ -243,7 +250,7 @@ def composition_window(
     """
     if memos is None:
         memos = [{} for _ in pmfs]
-    key = ("window", counts[0], tail_mass, hint)
+    key = ("window", counts[0], tail_mass, hint, near)
     if len(pmfs) == 1 and key in memos[0]:
         return memos[0][key]
     support_low = sum(c * off for (off, _), c in zip(pmfs, counts, strict=True))
@@ -272,20 +279,32 @@ def composition_window(
         }
         tried = {side: [found[side]] for side in sides}
     else:
-        # Gaussian guess: the end mean + sqrt(2 log(1/target) var) has t h =
-        # sqrt(2 log(1/target) / var) (var in grid units).
-        variance = sum(
-            c * _variance(m, memo) for (_, m), c, memo in zip(pmfs, counts, memos, strict=True)
-        )
-        guess = math.sqrt(2.0 * max(-log_target, 1.0) / max(variance, 1.0))
-        center = _SCAN_STEP * round(_lattice_index(guess) / _SCAN_STEP)
-        found, scanned = _scan(signed, sides, dict.fromkeys(sides, center), _SCAN, _SCAN_EDGES)
+        zooms = _ZOOMS
+        if near is not None and all(
+            math.isfinite(t) for side, t in zip((1, -1), near, strict=True) if side in sides
+        ):
+            starts = {
+                side: _lattice_index(abs(t) * step)
+                for side, t in zip((1, -1), near, strict=True)
+                if side in sides
+            }
+            found, scanned = _scan(signed, sides, starts, _ZOOMS[0], _SCAN_EDGES)
+            zooms = _ZOOMS[1:]
+        else:
+            # Gaussian guess: the end mean + sqrt(2 log(1/target) var) has t h =
+            # sqrt(2 log(1/target) / var) (var in grid units).
+            variance = sum(
+                c * _variance(m, memo) for (_, m), c, memo in zip(pmfs, counts, memos, strict=True)
+            )
+            guess = math.sqrt(2.0 * max(-log_target, 1.0) / max(variance, 1.0))
+            center = _SCAN_STEP * round(_lattice_index(guess) / _SCAN_STEP)
+            found, scanned = _scan(signed, sides, dict.fromkeys(sides, center), _SCAN, _SCAN_EDGES)
         # Nothing to tighten on a side whose end lies beyond the support's (up to the
         # rounding of the last grid point).
         reach = {1: (support_high - 1) * step, -1: -(support_low + 1) * step}
         inside = [side for side in sides if scanned[side][found[side]] < reach[side]]
         tried = {side: list(scanned[side]) for side in sides}
-        for zoom in _ZOOMS:
+        for zoom in zooms:
             zoomed, near = _scan(signed, inside, found, zoom, 0)
             for side in inside:
                 # The best of the zoom, or the point it surrounded if that is better.
