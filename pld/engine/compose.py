@@ -278,9 +278,7 @@ def _compose(
         for (p, c), e in zip(factors, forward_errors, strict=True)
     ]
     live = None  # every bin, until some are dead
-    log_magnitude = np.zeros(1)
-    relative_error = np.zeros(1)
-    composed = None
+    composed = log_magnitude = relative_error = None
     rest = sum(log_ceilings)
     for index, ((pmf, count), error) in enumerate(zip(factors, forward_errors, strict=True)):
         rest -= log_ceilings[index]
@@ -289,24 +287,33 @@ def _compose(
         magnitude = np.abs(values)
         magnitude *= 1 + _UNIT_ROUNDOFF
         magnitude += error
+        logs = None
         if index == 0:
             # Dead iff count * log(magnitude) + rest <= _LOG_DEAD; the margin keeps
             # every bin whose log might round across the threshold.
             cut = min((_LOG_DEAD - rest) / count, _LARGEST_LOG)
-            keep = magnitude > math.exp(cut) * (1 - 1e-9)
+            threshold = math.exp(cut) * (1 - 1e-9)
+            keep = None if float(magnitude.min()) > threshold else magnitude > threshold
         else:
-            keep = log_magnitude + count * np.log(magnitude) + rest > _LOG_DEAD
-        if not keep.all():
+            logs = np.log(magnitude)
+            keep = log_magnitude + count * logs + rest > _LOG_DEAD
+            if keep.all():
+                keep = None
+        if keep is not None:
             selected = np.flatnonzero(keep)
             live = selected if live is None else live[selected]
             values, magnitude = values[selected], magnitude[selected]
             if index:
                 log_magnitude, relative_error = log_magnitude[selected], relative_error[selected]
-                composed = composed[selected]
+                logs, composed = logs[selected], composed[selected]
         elif live is None:
             values = values.copy()
-        log_magnitude = log_magnitude + count * np.log(magnitude)
-        relative_error = relative_error + count * error / magnitude
+        if index == 0:
+            log_magnitude = count * np.log(magnitude)
+            relative_error = count * error / magnitude
+        else:
+            log_magnitude += count * logs
+            relative_error += count * error / magnitude
         powered = spectrum_power(values, count, in_place=True)
         composed = powered if composed is None else np.multiply(composed, powered, out=composed)
 
