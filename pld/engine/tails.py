@@ -76,8 +76,7 @@ Memo = MutableMapping
 
 def _rates(keys: Sequence[tuple[int, int]]) -> np.ndarray:
     """The exponents ``t h`` of the lattice points ``(side, k)``."""
-    sides, ks = np.array(keys, dtype=np.float64).reshape(-1, 2).T
-    return sides * np.exp2(ks / _PER_OCTAVE)
+    return np.array([side * 2.0 ** (k / _PER_OCTAVE) for side, k in keys], dtype=np.float64)
 
 
 def _variance(masses: np.ndarray, memo: Memo) -> float:
