@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pld.mechanisms._spec import MechanismSpec
@@ -19,18 +19,31 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser that raises :class:`UsageError` instead of printing usage."""
+    """An argument parser that raises :class:`UsageError` instead of printing usage.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    ``specs`` (optional) are the mechanisms whose options the help text lists; they
+    are read only when the help is printed, so a command imports only the
+    mechanism it runs.
+    """
+
+    def __init__(
+        self, *args: Any, specs: Mapping[str, MechanismSpec] | None = None, **kwargs: Any
+    ) -> None:
         # Abbreviations would let a mechanism's --m be read as --mechanism.
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self._specs = specs
+
+    def format_help(self) -> str:
+        if self._specs is not None and self.epilog is None:
+            self.epilog = _mechanism_epilog(self._specs)
+        return super().format_help()
 
     def error(self, message: str) -> None:  # one line instead of usage + message
         raise UsageError(message)
 
 
-def _mechanism_epilog(specs: dict[str, MechanismSpec]) -> str:
+def _mechanism_epilog(specs: Mapping[str, MechanismSpec]) -> str:
     lines = ["mechanism options (after --mechanism NAME):"]
     for name, spec in sorted(specs.items()):
         flags = " ".join(
@@ -43,13 +56,13 @@ def _mechanism_epilog(specs: dict[str, MechanismSpec]) -> str:
 
 
 def add_command(
-    commands: Any, name: str, help_text: str, specs: dict[str, MechanismSpec]
+    commands: Any, name: str, help_text: str, specs: Mapping[str, MechanismSpec]
 ) -> argparse.ArgumentParser:
     return commands.add_parser(
         name,
         help=help_text,
         description=textwrap.fill(help_text, 79),
-        epilog=_mechanism_epilog(specs),
+        specs=specs,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 

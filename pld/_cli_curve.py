@@ -9,7 +9,7 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pld import _validate
@@ -34,7 +34,7 @@ DEFAULT_CURVE_POINTS = 41
 CURVE_RANGE_DELTA = 1e-12
 
 
-def add_curve_command(commands: Any, specs: dict[str, MechanismSpec]) -> None:
+def add_curve_command(commands: Any, specs: Mapping[str, MechanismSpec]) -> None:
     """Add the ``curve`` subcommand to ``commands`` (argparse subparsers)."""
     names = list(specs)
     curve = add_command(

@@ -7,7 +7,9 @@ prints. Bad input gives a one-line message on stderr and exit code 2.
 without it, bars appear only on a terminal (:mod:`pld.progress`).
 
 Mechanism modules (numba, scipy) are imported only by the commands that need
-them, so ``pld --help`` and ``pld rdp ...`` start quickly.
+them, and a command imports only the module of its mechanism
+(:data:`MECHANISM_MODULES`), so ``pld --help``, ``pld rdp ...`` and ``pld epsilon
+--mechanism clones ...`` start quickly.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pld import _validate
@@ -36,20 +38,27 @@ from pld._cli_curve import add_curve_command
 from pld.mechanisms._spec import MechanismSpec
 from pld.refinement import AccuracyWarning
 
-MECHANISM_MODULES = (
-    "pld.mechanisms.randomized_response",
-    "pld.mechanisms.gaussian",
-    "pld.mechanisms.subsampled_gaussian",
-    "pld.mechanisms.clones",
-    "pld.mechanisms.krr",
-    "pld.mechanisms.subsample",
-    "pld.mechanisms.laplace",
-    "pld.mechanisms.discrete_laplace",
-    "pld.mechanisms.discrete_gaussian",
-    "pld.mechanisms.generic_dp",
-    "pld.mechanisms.blanket",
-    "pld.mechanisms.checkin",
-)
+#: Each mechanism the CLI knows, by name, and the module whose ``CLI_SPECS`` describes
+#: it. A command imports only the module of the mechanism it runs, so ``pld epsilon
+#: --mechanism clones ...`` loads neither numba nor the other mechanisms (help texts
+#: that list every mechanism's options import them all).
+MECHANISM_MODULES = {
+    "rr": "pld.mechanisms.randomized_response",
+    "gaussian": "pld.mechanisms.gaussian",
+    "subsampled-gaussian": "pld.mechanisms.subsampled_gaussian",
+    "clones": "pld.mechanisms.clones",
+    "krr": "pld.mechanisms.krr",
+    "subsampled-clones": "pld.mechanisms.subsample",
+    "subsampled-krr": "pld.mechanisms.subsample",
+    "laplace": "pld.mechanisms.laplace",
+    "discrete-laplace": "pld.mechanisms.discrete_laplace",
+    "discrete-gaussian": "pld.mechanisms.discrete_gaussian",
+    "pure-dp": "pld.mechanisms.generic_dp",
+    "approximate-dp": "pld.mechanisms.generic_dp",
+    "shuffle": "pld.mechanisms.blanket",
+    "checkin": "pld.mechanisms.checkin",
+    "distributed-checkin": "pld.mechanisms.checkin",
+}
 
 #: Commands that take ``--mechanism`` (and so import the mechanism modules).
 MECHANISM_COMMANDS = ("delta", "epsilon", "calibrate", "curve")
@@ -57,17 +66,32 @@ MECHANISM_COMMANDS = ("delta", "epsilon", "calibrate", "curve")
 QUIET_FLAG = "--quiet"
 
 
+class MechanismSpecs(Mapping[str, MechanismSpec]):
+    """The mechanisms of :data:`MECHANISM_MODULES` by name, each module imported on first use."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, MechanismSpec] = {}
+
+    def __getitem__(self, name: str) -> MechanismSpec:
+        if name not in self._loaded:
+            module = importlib.import_module(MECHANISM_MODULES[name])
+            for spec in module.CLI_SPECS:
+                self._loaded[spec.name] = spec
+            if name not in self._loaded:
+                raise KeyError(name)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MECHANISM_MODULES)
+
+    def __len__(self) -> int:
+        return len(MECHANISM_MODULES)
+
+
 def mechanism_specs() -> dict[str, MechanismSpec]:
-    """All mechanisms the CLI knows, by name (modules that fail to import are skipped)."""
-    specs: dict[str, MechanismSpec] = {}
-    for name in MECHANISM_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        for spec in getattr(module, "CLI_SPECS", ()):
-            specs[spec.name] = spec
-    return specs
+    """All mechanisms the CLI knows, by name (imports every mechanism module)."""
+    specs = MechanismSpecs()
+    return {name: specs[name] for name in specs}
 
 
 def _add_common_options(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
@@ -82,7 +106,7 @@ def _add_common_options(parser: argparse.ArgumentParser, names: Sequence[str]) -
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _build_parser(specs: dict[str, MechanismSpec]) -> argparse.ArgumentParser:
+def _build_parser(specs: Mapping[str, MechanismSpec]) -> argparse.ArgumentParser:
     parser = Parser(
         prog="pld",
         description="Tight (epsilon, delta) for shuffle-model mechanisms by numerical PLD "
@@ -274,7 +298,7 @@ def _main(argv: list[str]) -> int:
     """Parse, run and print; every failure becomes one ``pld: error:`` line and exit code 2."""
     quiet = QUIET_FLAG in argv
     try:
-        specs = mechanism_specs() if _command_of(argv) in MECHANISM_COMMANDS else {}
+        specs = MechanismSpecs() if _command_of(argv) in MECHANISM_COMMANDS else {}
         args, extra = _build_parser(specs).parse_known_args(argv)
         if extra and args.command not in MECHANISM_COMMANDS:
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")

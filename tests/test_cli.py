@@ -85,3 +85,41 @@ def test_bad_input_gives_one_line_and_exit_code_2(args, fragment):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pld: error:") and fragment in lines[0]
+
+
+def test_the_mechanism_table_names_what_each_module_declares():
+    import importlib
+
+    from pld.cli import MECHANISM_MODULES, MechanismSpecs
+
+    declared = {}
+    for module in set(MECHANISM_MODULES.values()):
+        for spec in importlib.import_module(module).CLI_SPECS:
+            declared[spec.name] = module
+    assert declared == MECHANISM_MODULES
+    specs = MechanismSpecs()
+    assert list(specs) == list(MECHANISM_MODULES)
+    assert all(specs[name].name == name for name in specs)
+
+
+def test_a_command_imports_only_its_mechanism():
+    """The README's main command loads neither numba nor the other mechanisms;
+    the help of a command still lists every mechanism's options."""
+    code = (
+        "import sys\nfrom pld.cli import main\n"
+        "main(['epsilon', '--mechanism', 'clones', '--n', '10000', '--eps0', '1', "
+        "'--rounds', '100', '--delta', '1e-6', '--json'])\n"
+        "heavy = ('numba', 'scipy.stats', 'pld.mechanisms.krr', 'pld.mechanisms.blanket', "
+        "'pld.mechanisms.checkin', 'pld.mechanisms._blanket_sum')\n"
+        "print('HEAVY', [m for m in heavy if m in sys.modules])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "HEAVY []" in result.stdout
+    assert json.loads(result.stdout.splitlines()[0])["eps_upper"] > 0
+    listed = _run("epsilon", "--help")
+    assert listed.returncode == 0
+    assert "krr: --n N --k K --gamma GAMMA" in listed.stdout
+    assert "distributed-checkin:" in listed.stdout
