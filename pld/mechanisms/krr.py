@@ -79,9 +79,8 @@ from scipy.special import gammaln, xlogy
 from pld import _binomial as binom
 from pld import _validate
 from pld.construction import from_bounds, from_pmfs
-from pld.engine import DEFAULT_LOSS_GRID_STEP, DEFAULT_TAIL_MASS
+from pld.engine import DEFAULT_LOSS_GRID_STEP
 from pld.engine.discretise import SNAP_RELATIVE
-from pld.engine.loss_pmf import LossPmf
 from pld.loss_distribution import PLD
 from pld.mechanisms._krr_cells import (
     _cell_of,
@@ -415,8 +414,6 @@ def krr_tail_delta(
         An upper bound on P(sum_i Z_i >= eps), one value per eps (exact up to the
         grid rounding, the truncation and the float round-off).
     """
-    from pld.engine.compose import compose as compose_pmfs
-
     n, k, gamma, adversary = _check(n, k, gamma, adversary)
     eps = _validate.real_array("eps", eps)
     rounds = _validate.integer_at_least("rounds", rounds, 1)
@@ -440,22 +437,26 @@ def krr_tail_delta(
                 f"(more than {MAX_TAIL_ATOMS} atoms)"
             )
         cells, step = _merge_on_default_grid(exact, loss_grid_step, tail_mass)
-    # P-law of the loss rounded up to the grid: cell j goes to (j + 1) h.
-    one_round = LossPmf(
-        step,
-        cells.first_cell + 1,
-        cells.p,
-        cells.p_infinite + cells.dropped,
-        "upper",
-        mass_error=cells.mass_error,
+    # P-law of the loss rounded up to the grid: cell j goes to (j + 1) h. As a pair
+    # for the engine: Q-mass p e^-loss on each atom, the rest of Q where P is 0.
+    losses = (cells.first_cell + 1 + np.arange(cells.p.size)) * step
+    with np.errstate(divide="ignore"):
+        log_p = np.log(cells.p)
+    q_rest = max(0.0, 1.0 - math.fsum((cells.p * np.exp(-losses)).tolist()))
+    one_round = from_pmfs(
+        np.append(log_p, -np.inf),
+        np.append(log_p - losses, math.log(q_rest) if q_rest > 0 else -np.inf),
+        loss_grid_step=step,
+        truncated_mass_p=cells.p_infinite + cells.dropped,
+        mass_relative_error=cells.mass_error,
     )
-    composed = compose_pmfs([(one_round, rounds)], DEFAULT_TAIL_MASS) if rounds > 1 else one_round
-    at_or_above = np.concatenate((np.cumsum(composed.masses[::-1])[::-1], [0.0]))
-    index = np.searchsorted(composed.losses, eps - SNAP_RELATIVE * np.maximum(np.abs(eps), step))
+    composed = one_round.self_compose(rounds) if rounds > 1 else one_round
+    atoms = composed.atoms("upper")[0]
+    at_or_above = np.concatenate((np.cumsum(atoms.mass[::-1])[::-1], [0.0]))
+    slack = SNAP_RELATIVE * np.maximum(np.abs(eps), step) + atoms.loss_error
+    index = np.searchsorted(atoms.loss, eps - slack)
     tail = (
-        at_or_above[index] * (1.0 + composed.mass_error)
-        + composed.infinity_mass
-        + composed.error_l1
+        at_or_above[index] * (1.0 + atoms.mass_error) + atoms.infinity_mass + composed.error_floor
     )
     return np.clip(tail, 0.0, 1.0)
 
