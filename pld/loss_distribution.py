@@ -320,9 +320,17 @@ class PLD:
 
     # -- queries ----------------------------------------------------------
 
+    def _delta_upper(self, values: np.ndarray) -> np.ndarray:
+        if len(self._directions) == 1:
+            return self._directions[0].upper.delta(values)
+        return np.max([d.upper.delta(values) for d in self._directions], axis=0)
+
     def _delta_bracket(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lower = np.max([d.lower.delta(values) for d in self._directions], axis=0)
-        upper = np.max([d.upper.delta(values) for d in self._directions], axis=0)
+        upper = self._delta_upper(values)
+        if len(self._directions) == 1:
+            lower = self._directions[0].lower.delta(values)
+        else:
+            lower = np.max([d.lower.delta(values) for d in self._directions], axis=0)
         return np.minimum(lower, upper), upper
 
     def _epsilon_bracket(self, delta: float) -> tuple[np.ndarray, np.ndarray]:

@@ -115,7 +115,7 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
     finest = loss._finest()
     if math.isfinite(eps_upper):
         at = np.array([eps_upper])
-        checked = min(p._delta_bracket(at)[1][0] for p in (finest, *loss._views))
+        checked = min(p._delta_upper(at)[0] for p in (finest, *loss._views))
         if checked > delta:
             eps_upper = max(eps_upper, float(finest._epsilon_bracket(delta)[1][0]))
     return eps_lower, eps_upper

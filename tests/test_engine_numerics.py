@@ -156,11 +156,15 @@ def test_extended_fold_of_a_long_pmf():
         assert abs(mpmath.mpc(_exact(value.real), _exact(value.imag)) - exact) <= bound
 
 
-@pytest.mark.parametrize("bound,full_scan", [("upper", True), ("upper", False), ("lower", True)])
-def test_one_pass_epsilon_matches_bisection(bound, full_scan, monkeypatch):
-    """eps(delta) in one pass: valid (verified against delta) and as tight as a bisection."""
-    if not full_scan:
-        monkeypatch.setattr(loss_pmf, "_FULL_SCAN", 0)
+@pytest.mark.parametrize(
+    "bound,search_points,chunk",
+    [("upper", 64, 1024), ("upper", 2, 1024), ("lower", 64, 1024), ("lower", 64, 7)],
+)
+def test_one_pass_epsilon_matches_bisection(bound, search_points, chunk, monkeypatch):
+    """eps(delta) in one pass: valid (verified against delta) and as tight as a bisection,
+    whatever the search's points per round and the lower maxima's chunk."""
+    monkeypatch.setattr(loss_pmf, "_SEARCH_POINTS", search_points)
+    monkeypatch.setattr(loss_pmf, "_MAXIMA_CHUNK", chunk)
     masses = _random_masses(2000, 4) * (1 - 1e-4)
     pmf = LossPmf(
         2e-3,

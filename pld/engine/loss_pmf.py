@@ -45,9 +45,12 @@ _SUFFIX_SPAN = 600.0
 #: Most times a candidate eps is nudged (by doubling steps) before the query
 #: falls back to the neighbouring breakpoint, where the bound was evaluated.
 _MAX_NUDGES = 64
-#: Upper-bound eps queries evaluate every breakpoint on grids up to this size
-#: (one numba pass), and bisect on larger ones.
-_FULL_SCAN = 2**15
+#: eps queries locate the crossing breakpoint by a search that evaluates this many
+#: breakpoints per round (a bisection generalised: three rounds on 2.7e5 points).
+_SEARCH_POINTS = 64
+#: The lower bound's breakpoint maxima are computed from the top of the grid down,
+#: in chunks of at least this many points (doubling), as far as a query needs them.
+_MAXIMA_CHUNK = 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -193,21 +196,41 @@ class LossPmf:
         return self._evaluate(index, factor)
 
     @functools.cached_property
-    def _grid_values(self) -> np.ndarray:
-        """Lower bound: ``max_{k >= j}`` of the raw bound at ``eps' = g_k``, the value
-        of the lower curve at its breakpoints; index ``n`` holds the value beyond
-        the last grid point."""
-        size = self.masses.shape[0]
-        index = np.arange(1, size + 1)
-        factor = np.full(size, math.exp(-self.step))
-        values = np.empty(size + 1)
-        values[:size] = self._evaluate(index, factor)
-        values[size] = self._evaluate(np.array([size]), np.ones(1))[0]
-        if self.bound == "lower":
-            from pld.engine._kernels import suffix_maximum
+    def _maxima(self) -> list:
+        """Cache of :meth:`_grid_maxima`: ``[start, values]`` (``values`` for ``start..n``)."""
+        return [self.masses.shape[0] + 1, np.zeros(0)]
 
-            values = suffix_maximum(values)
-        return values
+    def _breakpoint_values(self, start: int, stop: int) -> np.ndarray:
+        """The raw bound at ``eps' = g_k`` for ``start <= k < stop`` (``k = n``: beyond
+        the last grid point)."""
+        size = self.masses.shape[0]
+        index = np.arange(start + 1, min(stop, size) + 1)
+        factor = np.full(index.shape, math.exp(-self.step))
+        if stop > size:
+            index = np.append(index, size)
+            factor = np.append(factor, 1.0)
+        return self._evaluate(index, factor)
+
+    def _grid_maxima(self, start: int) -> tuple[int, np.ndarray]:
+        """Lower bound: ``max_{k >= j}`` of the raw bound at ``eps' = g_k`` for ``j`` from
+        (at most) ``start`` to ``n``, the value of the lower curve at its breakpoints
+        (index ``n``: beyond the last grid point). Returns ``(first, values)`` with
+        ``values[j - first]``; computed from the top down, as far as asked, and kept."""
+        from pld.engine._kernels import suffix_maximum
+
+        cache = self._maxima
+        size = self.masses.shape[0]
+        start = max(start, 0)
+        # Chunks of _MAXIMA_CHUNK, then doubling what is covered: the same chunks
+        # whatever the queries asked, so the values depend on the pmf alone.
+        while start < cache[0]:
+            have, values = cache
+            low = max(0, have - max(_MAXIMA_CHUNK, size + 1 - have))
+            chunk = self._breakpoint_values(low, have)
+            if values.size:
+                chunk = np.maximum(chunk, values[0])
+            cache[:] = [low, np.concatenate((suffix_maximum(chunk), values))]
+        return cache[0], cache[1]
 
     def delta(self, eps: np.ndarray) -> np.ndarray:
         """Bound on delta(eps) = H_{exp(eps)}(P || Q) for an array of eps (nats).
@@ -219,9 +242,10 @@ class LossPmf:
         eps = np.asarray(eps, dtype=np.float64)
         shifted = self._shifted(eps)
         raw = self._raw_delta(shifted)
-        if self.bound == "lower":
+        if self.bound == "lower" and raw.size:
             index = np.searchsorted(self.losses, shifted, side="left")
-            raw = np.maximum(raw, self._grid_values[index])
+            first, values = self._grid_maxima(int(index.min()))
+            raw = np.maximum(raw, values[index - first])
         return np.clip(raw, 0.0, 1.0)
 
     def epsilon(self, delta: float | np.ndarray) -> float | np.ndarray:
@@ -243,37 +267,54 @@ class LossPmf:
             result = self._epsilon_lower(targets)
         return float(result[0]) if scalar else result
 
+    def _first_at_or_below(self, targets: np.ndarray, low: int, high: int) -> np.ndarray:
+        """Per target, the first breakpoint ``k`` in ``(low, high]`` where the upper bound
+        at ``eps' = g_k`` is at most the target, given that it is at ``high`` (and, the
+        bound being non-increasing, a generalised bisection: ``_SEARCH_POINTS``
+        breakpoints evaluated per round)."""
+        decay = math.exp(-self.step)
+        low = np.full(targets.shape, low, dtype=np.int64)
+        high = np.full(targets.shape, high, dtype=np.int64)
+        steps = np.arange(1, _SEARCH_POINTS + 1)
+        while targets.size:
+            gap = high - low
+            active = np.flatnonzero(gap > 1)
+            if active.size == 0:
+                break
+            # Points strictly inside (low, high), evenly spaced (all of them on short gaps).
+            inside = low[active, None] + np.maximum(
+                1, (steps * gap[active, None]) // (_SEARCH_POINTS + 1)
+            )
+            inside = np.minimum(inside, high[active, None] - 1)
+            values = self._evaluate(inside.ravel() + 1, np.full(inside.size, decay)).reshape(
+                inside.shape
+            )
+            below = values <= targets[active, None]
+            found = below.any(axis=1)
+            crossing = np.argmax(below, axis=1)
+            rows = np.arange(active.size)
+            high[active] = np.where(found, inside[rows, crossing], high[active])
+            before = np.where(found, crossing - 1, _SEARCH_POINTS - 1)
+            low[active] = np.where(before >= 0, inside[rows, np.maximum(before, 0)], low[active])
+        return high
+
     def _epsilon_upper(self, targets: np.ndarray) -> np.ndarray:
         size = self.masses.shape[0]
-        points = self.losses + self.loss_error
+        losses = self.losses
         result = np.full(targets.shape, math.inf)
         at_zero = self.delta(np.zeros(1))[0]
         result[targets >= at_zero] = 0.0
-        first = int(np.searchsorted(points, 0.0, side="right"))
+        first = int(np.searchsorted(losses, -self.loss_error, side="right"))
         open_ = np.flatnonzero(targets < at_zero)
         if open_.size == 0 or first >= size:
             return result
         # The first breakpoint at positive eps where the (non-increasing) bound is at
-        # or below the target: from all breakpoints on small grids (one pass),
-        # by bisection with O(log n) evaluations on large ones.
+        # or below the target: a search with O(log n) evaluations, none if the last
+        # breakpoint is above it.
         decay = math.exp(-self.step)
-        if size - first <= _FULL_SCAN:
-            values = self._evaluate(np.arange(first + 1, size + 1), np.full(size - first, decay))
-            envelope = np.minimum.accumulate(values)
-            high = first + np.searchsorted(-envelope, -targets[open_], side="left")
-            reached = high < size
-            open_, high = open_[reached], high[reached]
-        else:
-            low = np.full(open_.shape, first - 1)
-            high = np.full(open_.shape, size - 1)
-            reached = self._evaluate(high + 1, np.full(open_.shape, decay)) <= targets[open_]
-            open_, low, high = open_[reached], low[reached], high[reached]
-            while open_.size and np.any(high - low > 1):
-                active = high - low > 1
-                middle = np.where(active, (low + high) // 2, high)
-                below = self._evaluate(middle + 1, np.full(middle.shape, decay)) <= targets[open_]
-                high = np.where(active & below, middle, high)
-                low = np.where(active & ~below, middle, low)
+        reached = self._evaluate(np.full(open_.shape, size), np.full(open_.shape, decay))
+        open_ = open_[reached <= targets[open_]]
+        high = self._first_at_or_below(targets[open_], first - 1, size - 1)
         right = high
         position = right - first
         target = targets[open_]
@@ -284,10 +325,10 @@ class LossPmf:
             linear = (base + self.error_max * c) / (grow * w + self.error_max * o)
             capped = (base + self.error_l1) / (grow * w)
         factor = np.fmin(linear, capped)
-        low = np.where(position > 0, points[np.maximum(right - 1, 0)], 0.0)
-        high = points[right]
+        low = np.where(position > 0, losses[np.maximum(right - 1, 0)] + self.loss_error, 0.0)
+        high = losses[right] + self.loss_error
         with np.errstate(divide="ignore", invalid="ignore"):
-            candidate = self.losses[right] + np.log(factor) + self.loss_error
+            candidate = losses[right] + np.log(factor) + self.loss_error
         candidate = np.where(np.isfinite(candidate), candidate, high)
         candidate = np.clip(candidate, low, high)
         result[open_] = self._nudge(candidate, target, high, upward=True)
@@ -295,24 +336,45 @@ class LossPmf:
 
     def _epsilon_lower(self, targets: np.ndarray) -> np.ndarray:
         size = self.masses.shape[0]
-        points = self.losses - self.loss_error
-        values = self._grid_values
+        losses = self.losses
         result = np.zeros(targets.shape)
-        if values[size] > 0.0:
-            result[targets < values[size]] = math.inf
-        at_zero = self.delta(np.zeros(1))[0]
-        first = int(np.searchsorted(points, 0.0, side="right"))
-        open_ = np.flatnonzero((targets < at_zero) & np.isfinite(result))
+        beyond = self._grid_maxima(size)[1][-1]
+        if beyond > 0.0:
+            result[targets < beyond] = math.inf
+        first = int(np.searchsorted(losses, self.loss_error, side="right"))
+        open_ = np.flatnonzero(np.isfinite(result))
         if open_.size == 0 or first >= size:
             return result
-        # values is non-increasing (a suffix maximum): the first breakpoint at or
-        # below the target ends the segment where the lower curve crosses it.
-        position = np.searchsorted(-values[first:size], -targets[open_], side="left")
+        # The breakpoint maxima (non-increasing) from the top down, until they exceed
+        # every target or reach eps = 0: the crossings lie above where they stop.
+        goal = float(targets[open_].max())
+        start = size
+        while True:
+            low, values = self._grid_maxima(start)
+            if low <= first or values[0] > goal:
+                break
+            start = low - 1
+        zero = int(np.searchsorted(losses, self._shifted(np.zeros(1))[0], side="left"))
+        if not (low >= zero and values[0] > goal and goal < 1.0):
+            # Otherwise every target is below the maxima at g_low >= eps' = 0, hence
+            # below delta(0) (the lower curve's value there is at least theirs).
+            open_ = open_[targets[open_] < self.delta(np.zeros(1))[0]]
+            if open_.size == 0:
+                return result
+        # The first breakpoint at or below the target ends the segment where the
+        # lower curve crosses it.
+        skip = max(0, low - first)
+        position = skip + np.searchsorted(
+            -values[first + skip - low : size - low], -targets[open_], side="left"
+        )
         found = position < size - first
         # Above every breakpoint: the crossing lies beyond the last grid point.
         last = open_[~found]
         result[last] = self._nudge(
-            np.full(last.shape, points[size - 1]), targets[last], np.zeros(last.shape), upward=False
+            np.full(last.shape, losses[size - 1] - self.loss_error),
+            targets[last],
+            np.zeros(last.shape),
+            upward=False,
         )
         open_, position = open_[found], position[found]
         right = first + position
@@ -320,9 +382,9 @@ class LossPmf:
         s, w, c, o = self._segment(right)
         shrink = 1 - self.mass_error
         base = shrink * s + self.infinity_mass - self._summation_error * s - self.junk_mass - target
-        low = np.where(position > 0, points[np.maximum(right - 1, 0)], 0.0)
-        high = points[right]
-        low_factor = np.exp(np.minimum(low + self.loss_error - self.losses[right], 0.0))
+        low = np.where(position > 0, losses[np.maximum(right - 1, 0)] - self.loss_error, 0.0)
+        high = losses[right] - self.loss_error
+        low_factor = np.exp(np.minimum(low + self.loss_error - losses[right], 0.0))
         # The raw lower bound is max(linear, capped) in factor = exp(eps' - g_right):
         # keep the largest factor in [low_factor, 1] where either exceeds the target.
         best = np.full(open_.shape, -np.inf)
@@ -337,7 +399,7 @@ class LossPmf:
             factor = np.where(factor >= low_factor, factor, -np.inf)
             best = np.maximum(best, factor)
         with np.errstate(divide="ignore", invalid="ignore"):
-            candidate = self.losses[right] + np.log(best) - self.loss_error
+            candidate = losses[right] + np.log(best) - self.loss_error
         candidate = np.where(np.isfinite(candidate), candidate, low)
         candidate = np.clip(candidate, low, high)
         result[open_] = self._nudge(candidate, target, low, upward=False)
