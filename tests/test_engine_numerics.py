@@ -280,3 +280,31 @@ def test_window_shortcuts_keep_the_window(monkeypatch):
     monkeypatch.setattr(tails, "_end_mass_exceeds", lambda *args: False)
     searched = tails.composition_window(factors, [2], pmf.step, 1e-15)
     assert (searched.low, searched.high) == (short.low, short.high)
+
+
+@pytest.mark.parametrize("offset,step", [(-70_001, 1e-4), (3, 2.5e-4), (-12_345, 1.0 / 3.0)])
+def test_arithmetic_grid_index_is_searchsorted(offset, step):
+    """Large grids locate indices without building their losses: the same indices as
+    ``np.searchsorted(losses, ...)`` at grid values, a few ulps off them, between
+    them, beyond both ends, at +-inf and NaN."""
+    size = loss_pmf._LOSSES_BUILT + 5000
+    pmf = LossPmf(step, offset, np.full(size, 1.0 / size), 0.0, "upper")
+    losses = (offset + np.arange(size)) * step
+    picks = np.random.default_rng(5).integers(0, size, 300)
+    grid = losses[picks]
+    values = np.concatenate(
+        [
+            grid,
+            np.nextafter(grid, np.inf),
+            np.nextafter(grid, -np.inf),
+            grid + step / 2,
+            losses[[0, -1]],
+            losses[[0, -1]] + np.array([-step, step]),
+            [np.inf, -np.inf, np.nan, 0.0, -0.0],
+        ]
+    )
+    for side in ("left", "right"):
+        assert "losses" not in pmf.__dict__
+        found = pmf._index(values, side)
+        np.testing.assert_array_equal(found, np.searchsorted(losses, values, side=side))
+    np.testing.assert_array_equal(pmf._loss_at(picks), grid)
