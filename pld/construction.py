@@ -19,6 +19,8 @@ from pld.engine import DEFAULT_TAIL_MASS, MIN_LOSS_GRID_STEP, choose_loss_grid_s
 from pld.engine.loss_pmf import LossPmf
 from pld.loss_distribution import PLD, _Direction
 
+_UNIT_ROUNDOFF = math.ulp(1.0) / 2
+
 #: Tolerance on a pmf's total mass in :func:`from_pmfs`.
 PMF_SUM_TOLERANCE = 1e-6
 
@@ -40,29 +42,33 @@ def _direction_from_atoms(
     extra_mass: float,
     extra_loss: float,
     mass_error: float,
-) -> _Direction:
-    """Discretise one direction; ``extra_mass`` (truncated) is charged to the upper side only."""
+    lower: bool = True,
+) -> _Direction | LossPmf:
+    """Discretise one direction; ``extra_mass`` (truncated) is charged to the upper side only.
+
+    Without ``lower``, only the upper side's :class:`LossPmf`.
+    """
     from pld.engine.discretise import charge_mass, discretise, loss_rounding_error
 
-    upper, lower = discretise(
-        loss, log_mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS
+    upper, below = discretise(
+        loss, log_mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS, lower=lower
     )
     upper = charge_mass(upper, extra_loss, extra_mass, step)
     rounding = loss_rounding_error(loss_scale[np.exp(log_mass) > 0], step)
-    return _Direction(
-        *(
-            LossPmf(
-                step,
-                g.offset,
-                g.masses,
-                g.infinity_mass,
-                bound,
-                loss_error=rounding,
-                mass_error=mass_error,
-            )
-            for g, bound in ((upper, "upper"), (lower, "lower"))
+    pmfs = [
+        LossPmf(
+            step,
+            g.offset,
+            g.masses,
+            g.infinity_mass,
+            bound,
+            loss_error=rounding,
+            mass_error=mass_error,
         )
-    )
+        for g, bound in ((upper, "upper"), (below, "lower"))
+        if g is not None
+    ]
+    return _Direction(*pmfs) if lower else pmfs[0]
 
 
 def _log_pmf(name: str, values: object) -> np.ndarray:
@@ -77,15 +83,33 @@ def _log_pmf(name: str, values: object) -> np.ndarray:
     return np.minimum(array, 0.0)
 
 
-def _total_mass(name: str, log_pmf: np.ndarray, truncated: float) -> float:
-    finite = log_pmf[np.isfinite(log_pmf)]
-    total = math.fsum(np.exp(finite))
+def _charged(name: str, log_pmf: np.ndarray, truncated: float, mass_error: float) -> float:
+    """The mass to charge to the upper bound (:func:`_charged_mass`), after checking
+    that the pmf sums to 1 within ``PMF_SUM_TOLERANCE`` together with ``truncated``.
+
+    Decided on the exactly rounded sum of the masses (``math.fsum``). A plain sum
+    and its rounding bound settle the usual case first: every decision below is
+    monotone in the total, so when both ends of the bound agree that the pmf is
+    valid and only ``truncated`` is charged, the exact sum would decide the same.
+    """
+    masses = np.exp(log_pmf[np.isfinite(log_pmf)])
+    approx = float(np.sum(masses))
+    # |sum - exact| <= (n - 1) u exact for non-negative terms, in any order.
+    slack = 4.0 * (masses.size + 1) * _UNIT_ROUNDOFF * approx
+    low, high = approx - slack, approx + slack
+    if (
+        not high > 1 + PMF_SUM_TOLERANCE
+        and not low + truncated < 1 - PMF_SUM_TOLERANCE
+        and not (1.0 - low) - truncated > mass_error
+    ):
+        return truncated
+    total = math.fsum(masses.tolist())
     if total > 1 + PMF_SUM_TOLERANCE or total + truncated < 1 - PMF_SUM_TOLERANCE:
         raise ValueError(
             f"{name} must sum to 1 within {PMF_SUM_TOLERANCE:g} together with its truncated "
             f"mass (got {total!r} + {truncated!r})"
         )
-    return total
+    return _charged_mass(total, truncated, mass_error)
 
 
 def _loss_std(loss: np.ndarray, log_mass: np.ndarray) -> float:
@@ -172,11 +196,9 @@ def from_pmfs(
         raise ValueError(
             f"log_p and log_q must have the same length ({log_p.size} != {log_q.size})"
         )
-    total_p = _total_mass("P", log_p, truncated_mass_p)
-    total_q = _total_mass("Q", log_q, truncated_mass_q)
     mass_error = _validate.in_interval("mass_relative_error", mass_relative_error, 0.0, 1e-3)
-    charged_p = _charged_mass(total_p, truncated_mass_p, mass_error)
-    charged_q = _charged_mass(total_q, truncated_mass_q, mass_error)
+    charged_p = _charged("P", log_p, truncated_mass_p, mass_error)
+    charged_q = _charged("Q", log_q, truncated_mass_q, mass_error)
 
     with np.errstate(invalid="ignore"):
         has_p = log_p > -np.inf
@@ -194,9 +216,17 @@ def from_pmfs(
         has_q = log_q > -np.inf
         with np.errstate(invalid="ignore"):
             loss_qp = np.where(log_p[has_q] > -np.inf, log_q[has_q] - log_p[has_q], np.inf)
+        # A symmetric pair keeps the forward lower side: the reverse one is not needed.
         directions.append(
             _direction_from_atoms(
-                loss_qp, log_q[has_q], scale[has_q], step, charged_q, extra_loss, mass_error
+                loss_qp,
+                log_q[has_q],
+                scale[has_q],
+                step,
+                charged_q,
+                extra_loss,
+                mass_error,
+                lower=not symmetric,
             )
         )
     if symmetric and not _symmetric_by_construction:
@@ -204,23 +234,28 @@ def from_pmfs(
     return PLD(directions, symmetric=symmetric)
 
 
-def _checked_symmetric(forward: _Direction, reverse: _Direction) -> _Direction:
+def _checked_symmetric(forward: _Direction, reverse: LossPmf) -> _Direction:
     """One direction for a pair declared symmetric, after checking the claim.
 
-    The upper side is the pointwise maximum of both directions' upper pmfs (and
-    of their masses at +inf): every delta of any composition is a sum of
-    non-negative weights times these masses, so it bounds both directions. The
-    lower side of either direction is a lower bound on their maximum.
+    ``reverse`` is the upper pmf of the reverse direction. The upper side is the
+    pointwise maximum of both directions' upper pmfs (and of their masses at
+    +inf): every delta of any composition is a sum of non-negative weights times
+    these masses, so it bounds both directions. The lower side of either
+    direction is a lower bound on their maximum.
     """
-    a, b = forward.upper, reverse.upper
+    a, b = forward.upper, reverse
     first = min(a.offset, b.offset)
     last = max(a.offset + a.masses.size, b.offset + b.masses.size)
     aligned = np.zeros((2, max(last - first, 0)))
     aligned[0, a.offset - first : a.offset - first + a.masses.size] = a.masses
     aligned[1, b.offset - first : b.offset - first + b.masses.size] = b.masses
-    distance = 0.5 * (
-        math.fsum(np.abs(aligned[0] - aligned[1])) + abs(a.infinity_mass - b.infinity_mass)
-    )
+    gaps = np.abs(aligned[0] - aligned[1])
+    # A plain sum settles the check unless it lies within its rounding bound of the
+    # tolerance; the exactly rounded sum decides then.
+    approx = 0.5 * (float(np.sum(gaps)) + abs(a.infinity_mass - b.infinity_mass))
+    distance = approx
+    if not approx * (1 + 4.0 * (gaps.size + 2) * _UNIT_ROUNDOFF) <= SYMMETRY_TOLERANCE:
+        distance = 0.5 * (math.fsum(gaps.tolist()) + abs(a.infinity_mass - b.infinity_mass))
     if not distance <= SYMMETRY_TOLERANCE:
         raise ValueError(
             "symmetric=True needs the loss of Q/P under Q to have the law of the loss of P/Q "

@@ -108,7 +108,8 @@ def discretise(
     *,
     loss_scale: np.ndarray | None = None,
     tail_mass: float = 0.0,
-) -> tuple[GridMasses, GridMasses]:
+    lower: bool = True,
+) -> tuple[GridMasses, GridMasses | None]:
     """Discretise one direction of a PLD onto the grid ``k * step``.
 
     Parameters
@@ -129,6 +130,8 @@ def discretise(
         Only used when the atoms span more grid points than the budget
         (:func:`pld.engine.max_grid_points`):
         the P-mass that may then be cut from the tails (half on each side).
+    lower : bool
+        False: skip the lower-bound masses (returned as None).
 
     Returns
     -------
@@ -155,7 +158,7 @@ def discretise(
         upper = charge_mass(
             GridMasses(0, np.zeros(0), infinity_mass), underflow_loss, underflow_charge, step
         )
-        return upper, empty
+        return upper, empty if lower else None
     first, last = _retained_cells(loss, mass, step, tail_mass)
     above = loss >= (last + 1) * step
     cut_above = float(mass[above].sum())
@@ -171,13 +174,17 @@ def discretise(
     upper[:-1] += to_left
     upper[1:] += to_right
     upper[0] += cut_below
+    upper_masses = _trim(first, upper, infinity_mass + cut_above)
+    upper_masses = charge_mass(upper_masses, underflow_loss, underflow_charge, step)
+    if not lower:
+        return upper_masses, None
     cell_mass = to_left + to_right
     with np.errstate(invalid="ignore", divide="ignore"):
         cell_theta = np.where(cell_mass > 0, to_right / cell_mass, 0.0)
-    lower = _kernels.contract_cells(cell_mass, np.clip(cell_theta, 0.0, 1.0), step, CONTRACTION_GAP)
-    upper_masses = _trim(first, upper, infinity_mass + cut_above)
-    upper_masses = charge_mass(upper_masses, underflow_loss, underflow_charge, step)
-    return upper_masses, _trim(first, lower, infinity_mass)
+    contracted = _kernels.contract_cells(
+        cell_mass, np.clip(cell_theta, 0.0, 1.0), step, CONTRACTION_GAP
+    )
+    return upper_masses, _trim(first, contracted, infinity_mass)
 
 
 def charge_mass(grid: GridMasses, loss: float, mass: float, step: float) -> GridMasses:
