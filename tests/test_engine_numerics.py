@@ -157,13 +157,20 @@ def test_extended_fold_of_a_long_pmf():
 
 
 @pytest.mark.parametrize(
-    "bound,search_points,chunk",
-    [("upper", 64, 1024), ("upper", 2, 1024), ("lower", 64, 1024), ("lower", 64, 7)],
+    "bound,search_points,search_all,chunk",
+    [
+        ("upper", 64, 4096, 1024),
+        ("upper", 64, 0, 1024),
+        ("upper", 2, 0, 1024),
+        ("lower", 64, 4096, 1024),
+        ("lower", 64, 4096, 7),
+    ],
 )
-def test_one_pass_epsilon_matches_bisection(bound, search_points, chunk, monkeypatch):
+def test_one_pass_epsilon_matches_bisection(bound, search_points, search_all, chunk, monkeypatch):
     """eps(delta) in one pass: valid (verified against delta) and as tight as a bisection,
     whatever the search's points per round and the lower maxima's chunk."""
     monkeypatch.setattr(loss_pmf, "_SEARCH_POINTS", search_points)
+    monkeypatch.setattr(loss_pmf, "_SEARCH_ALL", search_all)
     monkeypatch.setattr(loss_pmf, "_MAXIMA_CHUNK", chunk)
     masses = _random_masses(2000, 4) * (1 - 1e-4)
     pmf = LossPmf(

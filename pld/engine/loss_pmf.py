@@ -46,8 +46,10 @@ _SUFFIX_SPAN = 600.0
 #: falls back to the neighbouring breakpoint, where the bound was evaluated.
 _MAX_NUDGES = 64
 #: eps queries locate the crossing breakpoint by a search that evaluates this many
-#: breakpoints per round (a bisection generalised: three rounds on 2.7e5 points).
+#: breakpoints per round (a bisection generalised), or all of them once at most
+#: _SEARCH_ALL are left: one round on 4e3 points, two on 2.6e5.
 _SEARCH_POINTS = 64
+_SEARCH_ALL = 4096
 #: Queries on grids of up to this many points search the array of grid losses;
 #: on larger ones they locate grid indices arithmetically (:meth:`LossPmf._index`).
 _LOSSES_BUILT = 2**14
@@ -312,16 +314,17 @@ class LossPmf:
         decay = math.exp(-self.step)
         low = np.full(targets.shape, low, dtype=np.int64)
         high = np.full(targets.shape, high, dtype=np.int64)
-        steps = np.arange(1, _SEARCH_POINTS + 1)
         while targets.size:
             gap = high - low
             active = np.flatnonzero(gap > 1)
             if active.size == 0:
                 break
-            # Points strictly inside (low, high), evenly spaced (all of them on short gaps).
-            inside = low[active, None] + np.maximum(
-                1, (steps * gap[active, None]) // (_SEARCH_POINTS + 1)
-            )
+            # Points strictly inside (low, high): all of them on short gaps, else
+            # _SEARCH_POINTS evenly spaced.
+            widest = int(gap[active].max()) - 1
+            count = widest if widest <= _SEARCH_ALL else _SEARCH_POINTS
+            steps = np.arange(1, count + 1)
+            inside = low[active, None] + np.maximum(1, (steps * gap[active, None]) // (count + 1))
             inside = np.minimum(inside, high[active, None] - 1)
             values = self._evaluate(inside.ravel() + 1, np.full(inside.size, decay)).reshape(
                 inside.shape
@@ -331,7 +334,7 @@ class LossPmf:
             crossing = np.argmax(below, axis=1)
             rows = np.arange(active.size)
             high[active] = np.where(found, inside[rows, crossing], high[active])
-            before = np.where(found, crossing - 1, _SEARCH_POINTS - 1)
+            before = np.where(found, crossing - 1, count - 1)
             low[active] = np.where(before >= 0, inside[rows, np.maximum(before, 0)], low[active])
         return high
 
@@ -445,6 +448,8 @@ class LossPmf:
     ) -> np.ndarray:
         """Move candidates until the bound is verified: ``delta(eps) <= target`` when
         ``upward`` (upper bound), ``delta(eps) > target`` or ``eps == 0`` otherwise."""
+        if candidate.size == 0:
+            return candidate
         candidate = candidate.copy()
 
         def failing(values: np.ndarray, goal: np.ndarray) -> np.ndarray:
