@@ -113,7 +113,8 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
     )
     eps_lower, eps_upper = float(lower[0]), float(upper[0])
     finest = loss._finest()
-    if math.isfinite(eps_upper):
+    # With nothing but ``loss`` queried, its own epsilon already verified eps_upper.
+    if math.isfinite(eps_upper) and (finest is not loss or loss._views):
         at = np.array([eps_upper])
         checked = min(p._delta_upper(at)[0] for p in (finest, *loss._views))
         if checked > delta:

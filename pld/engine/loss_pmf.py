@@ -55,7 +55,7 @@ _SEARCH_ALL = 4096
 _LOSSES_BUILT = 2**14
 #: The lower bound's breakpoint maxima are computed from the top of the grid down,
 #: in chunks of at least this many points (doubling), as far as a query needs them.
-_MAXIMA_CHUNK = 1024
+_MAXIMA_CHUNK = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -307,10 +307,10 @@ class LossPmf:
         return float(result[0]) if scalar else result
 
     def _first_at_or_below(self, targets: np.ndarray, low: int, high: int) -> np.ndarray:
-        """Per target, the first breakpoint ``k`` in ``(low, high]`` where the upper bound
-        at ``eps' = g_k`` is at most the target, given that it is at ``high`` (and, the
+        """Per target, the first breakpoint ``k`` in ``(low, high)`` where the upper bound
+        at ``eps' = g_k`` is at most the target, or ``high`` if there is none (the
         bound being non-increasing, a generalised bisection: ``_SEARCH_POINTS``
-        breakpoints evaluated per round)."""
+        breakpoints evaluated per round, or all that are left)."""
         decay = math.exp(-self.step)
         low = np.full(targets.shape, low, dtype=np.int64)
         high = np.full(targets.shape, high, dtype=np.int64)
@@ -350,10 +350,9 @@ class LossPmf:
         # The first breakpoint at positive eps where the (non-increasing) bound is at
         # or below the target: a search with O(log n) evaluations, none if the last
         # breakpoint is above it.
-        decay = math.exp(-self.step)
-        reached = self._evaluate(np.full(open_.shape, size), np.full(open_.shape, decay))
-        open_ = open_[reached <= targets[open_]]
-        high = self._first_at_or_below(targets[open_], first - 1, size - 1)
+        high = self._first_at_or_below(targets[open_], first - 1, size)
+        reached = high < size
+        open_, high = open_[reached], high[reached]
         right = high
         position = right - first
         target = targets[open_]
