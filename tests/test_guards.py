@@ -479,3 +479,46 @@ def test_checkin_refuses_more_users_than_the_library_wide_cap_at_once() -> None:
             with pytest.raises(ValueError, match=r"^n must be an integer in \[1, 1099511627776\]"):
                 pld.checkin(n, 0.01, eps0=1.0, max_base_count=cap)
         assert time.perf_counter() - started < 1.0
+
+
+def _charged_by_fsum(log_pmf, truncated, mass_error):
+    """The rule of from_pmfs on the exactly rounded sum (its reference)."""
+    from pld.construction import PMF_SUM_TOLERANCE, _charged_mass
+
+    total = math.fsum(np.exp(log_pmf[np.isfinite(log_pmf)]).tolist())
+    if total > 1 + PMF_SUM_TOLERANCE or total + truncated < 1 - PMF_SUM_TOLERANCE:
+        return None
+    return _charged_mass(total, truncated, mass_error)
+
+
+def test_the_plain_sum_shortcut_decides_as_the_exact_sum():
+    """from_pmfs decides the charged mass on a plain sum when its rounding bound
+    allows: the same charge (or refusal) as the exactly rounded sum, including
+    totals within a few ulps of every threshold."""
+    from pld.construction import PMF_SUM_TOLERANCE, _charged
+
+    rng = np.random.default_rng(11)
+    cases = []
+    for size in (1, 7, 2000):
+        masses = rng.random(size)
+        masses /= math.fsum(masses.tolist())
+        for truncated, mass_error in ((0.0, 0.0), (1e-9, 1e-12), (0.0, 1e-12), (3e-7, 0.0)):
+            for shift in (
+                0.0,
+                -truncated,
+                -truncated - mass_error,
+                -truncated - 2 * mass_error,
+                PMF_SUM_TOLERANCE,
+                -PMF_SUM_TOLERANCE - truncated,
+                -2e-6,
+            ):
+                for nudge in (-1e-16, 0.0, 1e-16):
+                    scaled = masses * (1 + shift + nudge)
+                    cases.append((np.log(scaled), truncated, mass_error))
+    for log_pmf, truncated, mass_error in cases:
+        expected = _charged_by_fsum(log_pmf, truncated, mass_error)
+        if expected is None:
+            with pytest.raises(ValueError, match="must sum to 1"):
+                _charged("P", log_pmf, truncated, mass_error)
+        else:
+            assert _charged("P", log_pmf, truncated, mass_error) == expected
