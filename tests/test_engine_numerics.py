@@ -315,3 +315,50 @@ def test_arithmetic_grid_index_is_searchsorted(offset, step):
         found = pmf._index(values, side)
         np.testing.assert_array_equal(found, np.searchsorted(losses, values, side=side))
     np.testing.assert_array_equal(pmf._loss_at(picks), grid)
+
+
+@pytest.mark.parametrize("step", [1e-3, 0.75])
+def test_suffix_sums_from_the_top_are_the_whole_grids(step):
+    """Suffix sums computed from the top down, as far as queries need, are the sums
+    of the whole grid (blocks aligned at the top; block 1024, and 800 which does not
+    divide the first segment), bit for bit, whatever the order of the requests."""
+    masses = _random_masses(20_000, 6)
+    whole_mass, whole_weighted = _kernels.suffix_sums(
+        masses, step, LossPmf(step, 0, masses, 0.0, "upper")._block
+    )
+    for starts in ([19_990, 15_000, 3_000, 0], [0], [12_345, 12_344, 0]):
+        pmf = LossPmf(step, -7_000, masses, 0.0, "upper")
+        for start in starts:
+            first, mass_tail, weighted_tail = pmf._suffix_from(start)
+            assert first <= start
+            np.testing.assert_array_equal(mass_tail, whole_mass[first:])
+            np.testing.assert_array_equal(weighted_tail, whole_weighted[first:])
+
+
+def test_queries_on_a_large_grid_do_not_depend_on_their_order():
+    """A grid beyond the compiled-kernel size computes its suffix sums and lower
+    maxima in segments: equal pmfs queried in different orders give the same bits,
+    and the bounds bracket the hockey stick summed exactly."""
+    masses = _random_masses(70_000, 7)
+    step, offset = 1e-4, -30_000
+    eps = np.array([-1.0, 0.0, 0.5, 1.5, 2.5, 3.9])
+    deltas = np.array([0.5, 1e-3, 1e-6, 1e-9])
+    answers = []
+    for order in (slice(None), slice(None, None, -1)):
+        pmfs = {b: LossPmf(step, offset, masses, 0.0, b) for b in ("upper", "lower")}
+        found = {}
+        for b, pmf in pmfs.items():
+            for value in eps[order]:
+                found[(b, "delta", value)] = pmf.delta(np.array([value]))[0]
+            for value in deltas[order]:
+                found[(b, "eps", value)] = pmf.epsilon(float(value))
+        answers.append(found)
+    assert answers[0] == answers[1]
+    losses = (offset + np.arange(masses.size)) * step
+    for value in eps:
+        weights = np.maximum(-np.expm1(value - losses), 0.0)
+        exact = math.fsum((masses * weights).tolist())
+        upper, lower = answers[0][("upper", "delta", value)], answers[0][("lower", "delta", value)]
+        assert lower <= exact <= upper
+        # The width is the stated summation bound on each side (total mass 1).
+        assert upper - lower <= 2.5 * LossPmf(step, offset, masses, 0.0, "upper")._summation_error

@@ -38,6 +38,9 @@ _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Extra relative rounding, in units of u, of the final few additions and
 #: products that turn the suffix sums into a bound (each errs by at most u).
 _FINAL_ROUNDING = 8.0
+#: Suffix sums are computed for the top this many points first (rounded up to
+#: whole blocks), then for four times as many at a time (:meth:`LossPmf._suffix_from`).
+_SUFFIX_FIRST = 4096
 #: Points per block of the suffix sums (:func:`pld.engine._kernels.suffix_sums`),
 #: and the largest loss span of a block in nats (keeps exp(+-span) normal).
 _SUFFIX_BLOCK = 1024
@@ -155,17 +158,56 @@ class LossPmf:
         )
 
     @functools.cached_property
-    def _suffix(self) -> tuple[np.ndarray, np.ndarray]:
-        """Suffix sums that make delta(eps) O(1) per query.
+    def _suffixes(self) -> list:
+        """Cache of :meth:`_suffix_from`: ``[start, mass_tail, weighted_tail]``."""
+        size = self.masses.shape[0]
+        mass_tail, weighted_tail = np.empty(size + 1), np.empty(size + 1)
+        mass_tail[size] = weighted_tail[size] = 0.0
+        return [size, mass_tail, weighted_tail]
 
-        For ``0 <= i <= n`` (index ``n`` holds zeros): ``mass_tail[i] = sum_{j>=i} m_j``
-        and ``weighted_tail[i] = sum_{j>=i} m_j exp(g_i - g_j)``.
+    def _suffix_from(self, start: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """Suffix sums that make delta(eps) O(1) per query, from (at most) ``start`` up.
+
+        For ``first <= i <= n`` (index ``n`` holds zeros): ``mass_tail[i - first] =
+        sum_{j>=i} m_j`` and ``weighted_tail[i - first] = sum_{j>=i} m_j exp(g_i - g_j)``;
+        returns ``(first, mass_tail, weighted_tail)``.
+
+        The sums of :func:`pld.engine._kernels.suffix_sums` run in blocks aligned at
+        the top of the grid, each from the carry of the blocks above it, so the sums
+        over the top ``L`` points (``L`` a multiple of the block) are those of the
+        whole grid there, with the same error bound (docs/error-bounds.md §5). They
+        are computed as far down as queries need them: the top ``_SUFFIX_FIRST``
+        points (rounded up to blocks), then four times as many each time; each
+        point keeps the value of the first such segment that covers it, so the
+        values depend on the pmf alone, not on the order of the queries.
         """
         from pld.engine._kernels import suffix_sums
 
-        return suffix_sums(
-            np.ascontiguousarray(self.masses, dtype=np.float64), self.step, self._block
-        )
+        cache = self._suffixes
+        for low in self._suffix_starts:
+            if start >= cache[0]:
+                break
+            have = cache[0]
+            if low >= have:
+                continue
+            masses = np.ascontiguousarray(self.masses[low:], dtype=np.float64)
+            mass_tail, weighted_tail = suffix_sums(masses, self.step, self._block)
+            cache[1][low:have] = mass_tail[: have - low]
+            cache[2][low:have] = weighted_tail[: have - low]
+            cache[0] = low
+        first = cache[0]
+        return first, cache[1][first:], cache[2][first:]
+
+    @functools.cached_property
+    def _suffix_starts(self) -> tuple[int, ...]:
+        """Where the segments of :meth:`_suffix_from` start, from the top down (to 0)."""
+        size = self.masses.shape[0]
+        length = -(-_SUFFIX_FIRST // self._block) * self._block
+        starts = [max(0, size - length)]
+        while starts[-1] > 0:
+            length *= 4
+            starts.append(max(0, size - length))
+        return tuple(starts)
 
     @property
     def _block(self) -> int:
@@ -194,7 +236,10 @@ class LossPmf:
         """
         from pld.engine._kernels import hockey_stick_bound
 
-        mass_tail, weighted_tail = self._suffix
+        index = np.ascontiguousarray(index, dtype=np.int64)
+        first, mass_tail, weighted_tail = self._suffix_from(
+            int(index.min()) if index.size else self.masses.shape[0]
+        )
         terms = (
             self.mass_error,
             self.infinity_mass,
@@ -207,7 +252,7 @@ class LossPmf:
         return hockey_stick_bound(
             mass_tail,
             weighted_tail,
-            np.ascontiguousarray(index, dtype=np.int64),
+            index - first,
             np.ascontiguousarray(factor, dtype=np.float64),
             self.step,
             self.bound == "upper",
@@ -216,10 +261,17 @@ class LossPmf:
 
     def _segment(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
         """Suffix sums of the masses, discounted masses, ones and discounted ones at ``index``."""
-        mass_tail, weighted_tail = self._suffix
+        first, mass_tail, weighted_tail = self._suffix_from(
+            int(index.min()) if index.size else self.masses.shape[0]
+        )
         remaining = self.masses.shape[0] - index
         ones = -np.expm1(-self.step * remaining) / -math.expm1(-self.step)
-        return mass_tail[index], weighted_tail[index], remaining.astype(np.float64), ones
+        return (
+            mass_tail[index - first],
+            weighted_tail[index - first],
+            remaining.astype(np.float64),
+            ones,
+        )
 
     def _shifted(self, eps: np.ndarray) -> np.ndarray:
         """eps moved by the loss-position error, to the side that keeps the bound valid."""
@@ -306,14 +358,16 @@ class LossPmf:
             result = self._epsilon_lower(targets)
         return float(result[0]) if scalar else result
 
-    def _first_at_or_below(self, targets: np.ndarray, low: int, high: int) -> np.ndarray:
+    def _first_at_or_below(
+        self, targets: np.ndarray, low: int | np.ndarray, high: int | np.ndarray
+    ) -> np.ndarray:
         """Per target, the first breakpoint ``k`` in ``(low, high)`` where the upper bound
         at ``eps' = g_k`` is at most the target, or ``high`` if there is none (the
         bound being non-increasing, a generalised bisection: ``_SEARCH_POINTS``
         breakpoints evaluated per round, or all that are left)."""
         decay = math.exp(-self.step)
-        low = np.full(targets.shape, low, dtype=np.int64)
-        high = np.full(targets.shape, high, dtype=np.int64)
+        low = np.array(np.broadcast_to(low, targets.shape), dtype=np.int64)
+        high = np.array(np.broadcast_to(high, targets.shape), dtype=np.int64)
         while targets.size:
             gap = high - low
             active = np.flatnonzero(gap > 1)
@@ -341,16 +395,37 @@ class LossPmf:
     def _epsilon_upper(self, targets: np.ndarray) -> np.ndarray:
         size = self.masses.shape[0]
         result = np.full(targets.shape, math.inf)
-        at_zero = self.delta(np.zeros(1))[0]
-        result[targets >= at_zero] = 0.0
         first = int(self._index(np.array([-self.loss_error]), "right")[0])
-        open_ = np.flatnonzero(targets < at_zero)
+        # The first breakpoint at positive eps where the (non-increasing) bound is at or
+        # below each target, bracketed from the top down between the starts of the
+        # suffix sums' segments (so that a tail query computes no more of them than
+        # it needs), then located by a search with O(log n) evaluations.
+        low = np.full(targets.shape, first - 1, dtype=np.int64)
+        high = np.full(targets.shape, size, dtype=np.int64)
+        pending = np.arange(targets.size)
+        for start in self._suffix_starts:
+            if pending.size == 0 or first >= size:
+                break
+            probe = max(start, first)
+            value = self._evaluate(
+                np.full(pending.shape, probe + 1), np.full(pending.shape, math.exp(-self.step))
+            )
+            above = value > targets[pending]
+            low[pending[above]] = probe
+            high[pending[~above]] = probe
+            pending = pending[~above]
+            if probe == first:
+                break
+        # Where even the first positive breakpoint is at or below the target (or there
+        # is none), the answer may be 0: delta(0) decides.
+        at_first = np.flatnonzero(high <= first)
+        if at_first.size:
+            at_zero = self.delta(np.zeros(1))[0]
+            result[at_first[targets[at_first] >= at_zero]] = 0.0
+        open_ = np.flatnonzero(np.isinf(result))
         if open_.size == 0 or first >= size:
             return result
-        # The first breakpoint at positive eps where the (non-increasing) bound is at
-        # or below the target: a search with O(log n) evaluations, none if the last
-        # breakpoint is above it.
-        high = self._first_at_or_below(targets[open_], first - 1, size)
+        high = self._first_at_or_below(targets[open_], low[open_], high[open_])
         reached = high < size
         open_, high = open_[reached], high[reached]
         right = high
