@@ -174,8 +174,10 @@ class LossPmf:
 
         The sums of :func:`pld.engine._kernels.suffix_sums` run in blocks aligned at
         the top of the grid, each from the carry of the blocks above it, so the sums
-        over the top ``L`` points (``L`` a multiple of the block) are those of the
-        whole grid there, with the same error bound (docs/error-bounds.md §5). They
+        over the top ``L`` points (``L`` a multiple of the block) are the same sums
+        as over the whole grid there (bit for bit on one kernel path; numpy's and
+        libm's exponentials may differ by an ulp), with the same error bound
+        (docs/error-bounds.md §5). They
         are computed as far down as queries need them: the top ``_SUFFIX_FIRST``
         points (rounded up to blocks), then four times as many each time; each
         point keeps the value of the first such segment that covers it, so the
