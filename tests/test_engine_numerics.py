@@ -317,16 +317,19 @@ def test_arithmetic_grid_index_is_searchsorted(offset, step):
     np.testing.assert_array_equal(pmf._loss_at(picks), grid)
 
 
-@pytest.mark.parametrize("step", [1e-3, 0.75])
-def test_suffix_sums_from_the_top_are_the_whole_grids(step):
+@pytest.mark.parametrize(
+    "step,size", [(1e-3, 20_000), (0.75, 20_000), (1e-3, _kernels.COMPILED_SIZE + 7_000)]
+)
+def test_suffix_sums_from_the_top_are_the_whole_grids(step, size):
     """Suffix sums computed from the top down, as far as queries need, are the sums
     of the whole grid (blocks aligned at the top; block 1024, and 800 which does not
-    divide the first segment), bit for bit, whatever the order of the requests."""
-    masses = _random_masses(20_000, 6)
+    divide the first segment; numpy and compiled), bit for bit, whatever the order
+    of the requests."""
+    masses = _random_masses(size, 6)
     whole_mass, whole_weighted = _kernels.suffix_sums(
         masses, step, LossPmf(step, 0, masses, 0.0, "upper")._block
     )
-    for starts in ([19_990, 15_000, 3_000, 0], [0], [12_345, 12_344, 0]):
+    for starts in ([size - 10, 15_000, 3_000, 0], [0], [12_345, 12_344, 0]):
         pmf = LossPmf(step, -7_000, masses, 0.0, "upper")
         for start in starts:
             first, mass_tail, weighted_tail = pmf._suffix_from(start)

@@ -174,10 +174,9 @@ class LossPmf:
 
         The sums of :func:`pld.engine._kernels.suffix_sums` run in blocks aligned at
         the top of the grid, each from the carry of the blocks above it, so the sums
-        over the top ``L`` points (``L`` a multiple of the block) are the same sums
-        as over the whole grid there (bit for bit on one kernel path; numpy's and
-        libm's exponentials may differ by an ulp), with the same error bound
-        (docs/error-bounds.md §5). They
+        over the top ``L`` points (``L`` a multiple of the block) are the sums of the
+        whole grid there, bit for bit (:attr:`_suffix_starts` keeps one kernel
+        path), with the same error bound (docs/error-bounds.md §5). They
         are computed as far down as queries need them: the top ``_SUFFIX_FIRST``
         points (rounded up to blocks), then four times as many each time; each
         point keeps the value of the first such segment that covers it, so the
@@ -202,9 +201,17 @@ class LossPmf:
 
     @functools.cached_property
     def _suffix_starts(self) -> tuple[int, ...]:
-        """Where the segments of :meth:`_suffix_from` start, from the top down (to 0)."""
+        """Where the segments of :meth:`_suffix_from` start, from the top down (to 0).
+
+        On a grid that the suffix sums' compiled loop would sum whole, every segment
+        is longer than :data:`pld.engine._kernels.COMPILED_SIZE` too: one kernel path
+        for the whole grid, bit for bit the sums of one pass.
+        """
+        from pld.engine._kernels import COMPILED_SIZE
+
         size = self.masses.shape[0]
-        length = -(-_SUFFIX_FIRST // self._block) * self._block
+        first = _SUFFIX_FIRST if size <= COMPILED_SIZE else COMPILED_SIZE + 1
+        length = -(-first // self._block) * self._block
         starts = [max(0, size - length)]
         while starts[-1] > 0:
             length *= 4
