@@ -212,7 +212,8 @@ class LossPmf:
         size = self.masses.shape[0]
         first = _SUFFIX_FIRST if size <= COMPILED_SIZE else COMPILED_SIZE + 1
         length = -(-first // self._block) * self._block
-        starts = [max(0, size - length)]
+        # Small grids are summed whole: splitting them saves less than a call costs.
+        starts = [max(0, size - length) if size > 3 * _SUFFIX_FIRST else 0]
         while starts[-1] > 0:
             length *= 4
             starts.append(max(0, size - length))
