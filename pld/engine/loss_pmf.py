@@ -414,30 +414,27 @@ class LossPmf:
         high = np.full(targets.shape, size, dtype=np.int64)
         pending = np.arange(targets.size)
         for start in self._suffix_starts:
-            if pending.size == 0 or first >= size:
+            if pending.size == 0 or start <= first:
                 break
-            probe = max(start, first)
             value = self._evaluate(
-                np.full(pending.shape, probe + 1), np.full(pending.shape, math.exp(-self.step))
+                np.full(pending.shape, start + 1), np.full(pending.shape, math.exp(-self.step))
             )
             above = value > targets[pending]
-            low[pending[above]] = probe
-            high[pending[~above]] = probe
+            low[pending[above]] = start
+            high[pending[~above]] = start
             pending = pending[~above]
-            if probe == first:
-                break
+        if first < size:
+            high = self._first_at_or_below(targets, low, high)
         # Where even the first positive breakpoint is at or below the target (or there
         # is none), the answer may be 0: delta(0) decides.
         at_first = np.flatnonzero(high <= first)
         if at_first.size:
             at_zero = self.delta(np.zeros(1))[0]
             result[at_first[targets[at_first] >= at_zero]] = 0.0
-        open_ = np.flatnonzero(np.isinf(result))
-        if open_.size == 0 or first >= size:
+        open_ = np.flatnonzero(np.isinf(result) & (high < size))
+        if open_.size == 0:
             return result
-        high = self._first_at_or_below(targets[open_], low[open_], high[open_])
-        reached = high < size
-        open_, high = open_[reached], high[reached]
+        high = high[open_]
         right = high
         position = right - first
         target = targets[open_]
@@ -477,9 +474,10 @@ class LossPmf:
                 break
             start = low - 1
         zero = int(self._index(self._shifted(np.zeros(1)), "left")[0])
-        if not (low >= zero and values[0] > goal and goal < 1.0):
-            # Otherwise every target is below the maxima at g_low >= eps' = 0, hence
-            # below delta(0) (the lower curve's value there is at least theirs).
+        if not (values[max(zero - low, 0)] > goal and goal < 1.0):
+            # Otherwise every target is below the maxima at eps' = 0 (or above it, at
+            # g_low), hence below delta(0) (the lower curve's value there is at
+            # least theirs).
             open_ = open_[targets[open_] < self.delta(np.zeros(1))[0]]
             if open_.size == 0:
                 return result
