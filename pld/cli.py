@@ -88,12 +88,6 @@ class MechanismSpecs(Mapping[str, MechanismSpec]):
         return len(MECHANISM_MODULES)
 
 
-def mechanism_specs() -> dict[str, MechanismSpec]:
-    """All mechanisms the CLI knows, by name (imports every mechanism module)."""
-    specs = MechanismSpecs()
-    return {name: specs[name] for name in specs}
-
-
 def _add_common_options(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
     parser.add_argument(
         "--mechanism",
