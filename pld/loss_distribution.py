@@ -14,7 +14,6 @@ convolves (:mod:`pld.composition`), and the queries read the result
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -217,11 +216,11 @@ class PLD:
         directions = []
         for d in self._directions:
             exact = {"error_max": 0.0, "error_l1": 0.0, "loss_error": 0.0, "mass_error": 0.0}
-            lower = dataclasses.replace(d.lower, **exact)
-            upper = dataclasses.replace(d.upper, **exact)
+            lower = d.lower.with_terms(**exact)
+            upper = d.upper.with_terms(**exact)
             if not keep_tails:
-                lower = dataclasses.replace(lower, junk_mass=0.0)
-                upper = dataclasses.replace(upper, infinity_mass=d.lower.infinity_mass)
+                lower = lower.with_terms(junk_mass=0.0)
+                upper = upper.with_terms(infinity_mass=d.lower.infinity_mass)
             directions.append(_Direction(upper, lower))
         return PLD(directions, symmetric=self._symmetric)
 

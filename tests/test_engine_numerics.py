@@ -365,3 +365,21 @@ def test_queries_on_a_large_grid_do_not_depend_on_their_order():
         assert lower <= exact <= upper
         # The width is the stated summation bound on each side (total mass 1).
         assert upper - lower <= 2.5 * LossPmf(step, offset, masses, 0.0, "upper")._summation_error
+
+
+def test_a_copy_with_other_error_terms_shares_the_suffix_sums_only():
+    """``with_terms`` keeps the masses' suffix sums (not the bound's maxima): its
+    queries equal those of a fresh pmf with the same fields."""
+    import dataclasses
+
+    masses = _random_masses(30_000, 8)
+    eps = np.array([-0.5, 0.0, 0.3, 2.0])
+    for bound in ("upper", "lower"):
+        pmf = LossPmf(1e-4, -9_000, masses, 1e-9, bound, junk_mass=1e-12, error_l1=1e-13)
+        pmf.delta(eps)
+        changes = {"error_l1": 0.0, "junk_mass": 0.0, "infinity_mass": 2e-9}
+        copy = pmf.with_terms(**changes)
+        assert copy._suffixes is pmf._suffixes
+        fresh = dataclasses.replace(pmf, **changes)
+        np.testing.assert_array_equal(copy.delta(eps), fresh.delta(eps))
+        assert copy.epsilon(1e-6) == fresh.epsilon(1e-6)

@@ -28,6 +28,7 @@ finite part of delta is scaled by ``1 + mass_error`` (upper) or ``1 - mass_error
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -137,6 +138,14 @@ class LossPmf:
         """
         roundoff = min(self.error_max * self.masses.shape[0], self.error_l1)
         return roundoff + (self.junk_mass if self.bound == "lower" else 0.0)
+
+    def with_terms(self, **changes: float) -> LossPmf:
+        """The same masses with other error terms, infinity or junk mass (fields of this
+        class); shares the suffix sums, which depend on the masses and step alone."""
+        copy = dataclasses.replace(self, **changes)
+        if copy.masses is self.masses and copy.step == self.step:
+            copy.__dict__["_suffixes"] = self._suffixes
+        return copy
 
     def refined(self, factor: int) -> LossPmf:
         """The same pmf on the grid of step ``step / factor`` (exact: old points are new ones)."""
