@@ -335,6 +335,8 @@ class LossPmf:
         while start < cache[0]:
             have = cache[0]
             low = max(0, have - max(_MAXIMA_CHUNK, size + 1 - have))
+            if low < _MAXIMA_CHUNK // 2:
+                low = 0  # the rest in the same chunk: a call costs more than it saves
             chunk = self._breakpoint_values(low, have)
             if have <= size:
                 chunk[-1] = max(chunk[-1], values[have])
