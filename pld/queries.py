@@ -87,7 +87,7 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
     The tail budgets of a refinement are set by ``delta`` itself. The bracket
     intersects those of every PLD the refinement tried, but a later
     :meth:`pld.PLD.delta_bounds` consults only the first, the finest and the tilted
-    compositions remembered on ``loss``; where none of the latter two verifies
+    compositions remembered on ``loss``; where none of them verifies
     ``delta_upper(eps_upper) <= delta``, ``eps_upper`` is raised to the finest
     PLD's own (still a valid upper bound), so the two queries agree.
     """
@@ -116,7 +116,7 @@ def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple
     # With nothing but ``loss`` queried, its own epsilon already verified eps_upper.
     if math.isfinite(eps_upper) and (finest is not loss or loss._views):
         at = np.array([eps_upper])
-        checked = min(p._delta_upper(at)[0] for p in (finest, *loss._views))
+        checked = min(p._delta_upper(at)[0] for p in (finest, loss, *loss._views))
         if checked > delta:
             eps_upper = max(eps_upper, float(finest._epsilon_bracket(delta)[1][0]))
     return eps_lower, eps_upper
