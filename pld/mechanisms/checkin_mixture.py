@@ -131,6 +131,12 @@ COARSE_POINTS = 4096
 #: by more than this (absolute, in delta) are refined to the loss grid.
 GRID_DELTA_RESOLUTION = 1e-18
 
+#: On a loss grid finer than the default, ``count_tolerance`` shrinks in proportion
+#: to the step (the blocks' width is first order), but the blocks may grow to at most
+#: this many times their number at ``count_tolerance``, or to ``MIN_BLOCK_CAP``.
+BLOCK_GROWTH = 16
+MIN_BLOCK_CAP = 512
+
 ADJACENCIES = ("replace", "add-remove")
 
 BaseBuilder = Callable[[int, float | None], PLD]
@@ -446,6 +452,42 @@ def _profiles(
     return np.maximum(forward, reverse), np.maximum(forward_low, reverse_low)
 
 
+def _reach_and_variance(
+    blocks: list[_Block], bases: _Bases, size: int, exact: ExactCounts | None
+) -> tuple[float, float]:
+    """Largest kink of the blocks' profiles (nats) and the estimated one-round loss variance.
+
+    The variance ``sum_k w_k (k / size)^2 chi2_k`` (under add/remove the caller adds
+    the count's own) sets the default grid.
+    """
+    reach = 0.0
+    variance = 0.0
+    for block in blocks:
+        rate = block.high / size
+        if exact is not None and exact.covers(block.low, block.high):
+            reach = max(reach, exact.reach(rate))
+            variance += block.weight * rate**2 * exact.chi_square(block.low)
+            continue
+        first = bases(block.low)
+        reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
+        variance += block.weight * rate**2 * _chi_square(first)
+    return reach, variance
+
+
+def _finer_blocks(
+    n: int, p: float, bulk: tuple[int, int], tolerance: float, singles: int, default: int
+) -> list[_Block]:
+    """Blocks at ``tolerance``, or at the smallest multiple ``2^j`` of it giving at most
+    ``BLOCK_GROWTH`` times ``default`` blocks (or ``MIN_BLOCK_CAP``), so that a finer
+    loss grid narrows the blocking's first-order width too, at bounded cost."""
+    cap = max(BLOCK_GROWTH * default, MIN_BLOCK_CAP)
+    while True:
+        blocks = _blocks(n, p, *bulk, tolerance, singles)
+        if len(blocks) <= cap or tolerance >= 1.0:
+            return blocks
+        tolerance = min(1.0, 2 * tolerance)
+
+
 def checkin_from_bases(
     n: int,
     p: float,
@@ -512,29 +554,27 @@ def checkin_from_bases(
             "the target's presence)"
         )
     bulk = bulk_counts(n, p, tail_mass)
-    blocks = _blocks(n, p, *bulk, count_tolerance, exact.limit if exact is not None else 0)
+    singles = exact.limit if exact is not None else 0
+    blocks = _blocks(n, p, *bulk, count_tolerance, singles)
     charged = _charged_tails(n, p, *bulk)
     if max_base_count is not None:
         max_base_count = _validate.integer_at_least("max_base_count", max_base_count, 1)
     bases = _Bases(base, max_base_count)
     size = n if adjacency == "replace" else n + 1
-    reach = 0.0
-    variance = 0.0
-    for block in blocks:
-        rate = block.high / size
-        if exact is not None and exact.covers(block.low, block.high):
-            reach = max(reach, exact.reach(rate))
-            variance += block.weight * rate**2 * exact.chi_square(block.low)
-            continue
-        first = bases(block.low)
-        reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
-        variance += block.weight * rate**2 * _chi_square(first)
+    reach, variance = _reach_and_variance(blocks, bases, size, exact)
+    if adjacency == "add-remove":
+        # The count's own loss log(1 / r_K): variance ~ Var(K) / (n + 1 - K)^2.
+        variance += p / (n * (1 - p))
+    default_step = choose_loss_grid_step(math.sqrt(variance))
+    step = default_step if loss_grid_step is None else loss_grid_step
+    if step < default_step and count_tolerance > 0:
+        blocks = _finer_blocks(
+            n, p, bulk, count_tolerance * step / default_step, singles, len(blocks)
+        )
+        reach = _reach_and_variance(blocks, bases, size, exact)[0]
     if adjacency == "add-remove":
         log_r = _log_ratio(n, p, np.array([1, max((b.high for b in blocks), default=1)]))
         reach += float(np.max(np.abs(log_r)))
-        # The count's own loss log(1 / r_K): variance ~ Var(K) / (n + 1 - K)^2.
-        variance += p / (n * (1 - p))
-    step = choose_loss_grid_step(math.sqrt(variance)) if loss_grid_step is None else loss_grid_step
     reach = max(reach, step)
     multiple = max(1, math.ceil(2 * reach / (COARSE_POINTS * step)))
     coarse = _aligned(reach, step, multiple)
