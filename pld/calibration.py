@@ -432,13 +432,30 @@ def calibrate(
                 (i for i in sorted(outcomes) if i > passing and outcomes[i] > target_delta), None
             )
 
+        rejected_lower = None
+        for _ in range(_PROMOTIONS):
+            if failing is None:
+                break
+            rejected = build(lattice.value(failing))
+            rejected_lower, rejected_upper = _certify(
+                rejected, target_eps, target_delta, lowers[failing], rel_accuracy
+            )
+            if rejected_upper > target_delta:
+                break
+            # Refined, the rejected neighbour meets the target: it becomes the value,
+            # and the next lattice value is judged (and certified) in its turn.
+            outcomes[failing] = rejected_upper
+            best.update(index=failing, loss=rejected)
+            passing, failing = failing, None
+            while failing is None and passing + 1 < lattice.size:
+                if meets(passing + 1):
+                    passing += 1
+                else:
+                    failing = passing + 1
+        if failing is None:
+            rejected_lower = None
     loss = best["loss"]
     value = lattice.value(passing)
-    rejected_lower = None
-    if failing is not None:
-        rejected_lower = _certify(
-            build(lattice.value(failing)), target_eps, target_delta, lowers[failing], rel_accuracy
-        )
     return Calibration(
         param=param,
         value=value,
@@ -460,18 +477,27 @@ def calibrate(
 _CERTIFY_FLOOR = 1e-6
 
 
+#: Rejected neighbours that, refined, meet the target after all and are taken in
+#: turn, at most.
+_PROMOTIONS = 4
+
+
 def _certify(
     loss: PLD, target_eps: float, target_delta: float, lower: float, rel_accuracy: float
-) -> float:
-    """Lower bound on delta(target_eps) of the rejected value, refined until it exceeds the target.
+) -> tuple[float, float]:
+    """Bounds on delta(target_eps) of the rejected value, refined until the lower one exceeds
+    the target, or until the upper one meets it (the value is then not rejected after all).
 
     Each round asks for a bracket narrow enough to separate its upper bound from
     the target (``(upper - target) / upper``), at most ten times narrower than
     the last; it stops at ``_CERTIFY_FLOOR`` or when the refinement hits a limit.
     """
     accuracy = rel_accuracy
+    upper = math.inf
     while lower <= target_delta:
         upper = float(loss.delta(target_eps, rel_accuracy=accuracy))
+        if upper <= target_delta:
+            break
         gap = (upper - target_delta) / upper
         accuracy = max(_CERTIFY_FLOOR, min(accuracy / 10, gap / 2))
         with warnings.catch_warnings(record=True) as caught:
@@ -486,7 +512,7 @@ def _certify(
                 stacklevel=3,
             )
             break
-    return lower
+    return lower, upper
 
 
 def _refuse(
