@@ -499,10 +499,12 @@ def _certify(
         if upper <= target_delta:
             break
         gap = (upper - target_delta) / upper
-        accuracy = max(_CERTIFY_FLOOR, min(accuracy / 10, gap / 2))
+        accuracy = max(_CERTIFY_FLOOR, accuracy / 10, gap / 2)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", AccuracyWarning)
-            lower = loss.delta_bounds(target_eps, rel_accuracy=accuracy)[0]
+            lower, upper = loss.delta_bounds(target_eps, rel_accuracy=accuracy)
+        if upper <= target_delta:
+            break
         if lower <= target_delta and (caught or accuracy <= _CERTIFY_FLOOR):
             warnings.warn(
                 f"calibrate: the rejected neighbour's bracket of delta({target_eps:g}) still "
