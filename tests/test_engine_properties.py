@@ -101,3 +101,20 @@ def test_atom_just_below_the_top_grid_point_is_never_rounded_down():
     truth = product_delta([(p, p[::-1])], np.array([0.5, 0.9, 0.999]))
     lower, upper = loss.delta_bounds([0.5, 0.9, 0.999])
     assert np.all(upper >= truth * (1 - 1e-12)) and np.all(lower <= truth * (1 + 1e-12))
+
+
+def test_an_atom_a_float_below_the_first_grid_point_is_kept_in_the_lower_bound():
+    # eps0 = 2.1850898816770035 on the step eps0 / 2186: floor(loss / step) puts the
+    # atom at -eps0 in the first cell, but the float product -2186 * step is above
+    # it, so the lower side once dropped it (a valid but loose lower bound: after 3
+    # rounds 0.725 against the exact 0.943, and no refinement could narrow it).
+    eps0 = 2.1850898816770035
+    loss = pld.randomized_response(eps0)
+    assert len(loss.atoms("lower")[0].loss) == 2
+    p = np.exp(eps0) / (1 + np.exp(eps0))
+    pair = (np.array([p, 1 - p]), np.array([1 - p, p]))
+    eps = np.array([0.0, 0.5, 1.0])
+    truth = product_delta([pair] * 3, eps)
+    lower, upper = loss.self_compose(3).delta_bounds(eps, rel_accuracy=1.0)
+    np.testing.assert_allclose(lower, truth, rtol=1e-9)
+    np.testing.assert_allclose(upper, truth, rtol=1e-9)

@@ -9,8 +9,12 @@ mechanisms (hypothesis; a modest number of examples by default, more under
   ``eps_lower(d) <= eps_upper(d)``;
 * composition is order-independent: the brackets of compose(a, b) and
   compose(b, a) bound the same delta, so they intersect at every eps;
-* refinement never raises the upper bound: a query at ``rel_accuracy=1e-3``
-  answers at most what the first grid answers (``rel_accuracy=1``).
+* refinement keeps these and never raises the upper bound: a query at
+  ``rel_accuracy`` 1e-2 (``slow``: 1e-3) answers at most what the first grid
+  answers (``rel_accuracy=1``).
+
+The default run composes each mechanism with itself and refines only deltas of
+at least 1e-6; the ``slow`` run mixes mechanisms and refines every delta.
 
 The engine's own properties on random pmf pairs, against exact enumeration, are
 in tests/test_engine_properties.py; the API fuzz (wild arguments, one round) in
@@ -54,7 +58,7 @@ def _mechanisms():
         ),
         "checkin": st.builds(
             lambda n, p, e, a: pld.checkin(n, p, e, adjacency=a),
-            st.integers(1, 300),
+            st.integers(1, 100),
             st.floats(0.05, 1.0),
             eps0,
             st.sampled_from(["replace", "add-remove"]),
@@ -89,66 +93,68 @@ _SETTINGS = {
 }
 
 
-def _quiet(call):
-    """The call with the library's accuracy warnings silenced (wide brackets are allowed)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return call()
-
-
 def _check_bracket(loss: pld.PLD, rel_accuracy: float) -> None:
-    lower, upper = _quiet(lambda: loss.delta_bounds(EPS, rel_accuracy=rel_accuracy))
+    lower, upper = loss.delta_bounds(EPS, rel_accuracy=rel_accuracy)
     assert np.all(lower >= 0) and np.all(lower <= upper) and np.all(upper <= 1)
     assert np.all(np.diff(upper) <= 0) and np.all(np.diff(lower) <= 0)
     for delta in DELTAS:
-        eps_lower, eps_upper = _quiet(lambda: loss.epsilon_bounds(delta, rel_accuracy=rel_accuracy))
+        eps_lower, eps_upper = loss.epsilon_bounds(delta, rel_accuracy=rel_accuracy)
         assert 0 <= eps_lower <= eps_upper
         if math.isfinite(eps_upper):
-            at = _quiet(lambda: loss.delta_bounds(eps_upper, rel_accuracy=rel_accuracy))
-            assert at[1] <= delta
-            assert at[0] <= at[1]
+            at_lower, at_upper = loss.delta_bounds(eps_upper, rel_accuracy=rel_accuracy)
+            assert at_lower <= at_upper <= delta
 
 
-def _invariants(data: st.DataObject, names: list[str]) -> None:
+def _invariants(data: st.DataObject, names: list[str], rel_accuracy: float, floor: float) -> None:
+    """The invariants on a random pair of mechanisms; refinement is asked of the
+    deltas (and eps at the deltas) that are at least ``floor``."""
     first = data.draw(st.sampled_from(names), label="first")
     second = data.draw(st.sampled_from(names), label="second")
-    a = _quiet(lambda: data.draw(MECHANISMS[first], label=first))
-    b = _quiet(lambda: data.draw(MECHANISMS[second], label=second))
-    rounds = data.draw(st.integers(1, 40), label="rounds")
+    with warnings.catch_warnings():
+        # wide brackets (AccuracyWarning) and coarse-grid notes are allowed here
+        warnings.simplefilter("ignore", UserWarning)
+        a = data.draw(MECHANISMS[first], label=first)
+        b = data.draw(MECHANISMS[second], label=second)
+        rounds = data.draw(st.integers(1, 30), label="rounds")
 
-    # one round, then a composition, at the default target
-    _check_bracket(a, 1e-2)
-    composed = _quiet(lambda: pld.compose(a, b, rounds=rounds))
-    _check_bracket(composed, 1e-2)
+        # one round, then a composition
+        _check_bracket(a, 1.0)
+        composed = pld.compose(a, b, rounds=rounds)
+        _check_bracket(composed, 1.0)
 
-    # order independence: both brackets bound the same delta
-    swapped = _quiet(lambda: pld.compose(b, a, rounds=rounds))
-    ab = _quiet(lambda: composed.delta_bounds(EPS, rel_accuracy=1.0))
-    ba = _quiet(lambda: swapped.delta_bounds(EPS, rel_accuracy=1.0))
-    assert np.all(ab[0] <= ba[1] * (1 + _ULPS) + 1e-300)
-    assert np.all(ba[0] <= ab[1] * (1 + _ULPS) + 1e-300)
+        # order independence: both brackets bound the same delta
+        ab = composed.delta_bounds(EPS, rel_accuracy=1.0)
+        ba = pld.compose(b, a, rounds=rounds).delta_bounds(EPS, rel_accuracy=1.0)
+        assert np.all(ab[0] <= ba[1] * (1 + _ULPS))
+        assert np.all(ba[0] <= ab[1] * (1 + _ULPS))
 
-    # refinement never raises the upper bound (fresh PLDs: no cached refinement)
-    fresh = _quiet(lambda: pld.compose(a, b, rounds=rounds))
-    coarse = _quiet(lambda: fresh.delta_bounds(EPS, rel_accuracy=1.0))
-    fine = _quiet(lambda: fresh.delta_bounds(EPS, rel_accuracy=1e-3))
-    assert np.all(fine[1] <= coarse[1])
-    for delta in DELTAS:
-        again = _quiet(lambda: pld.compose(a, b, rounds=rounds))
-        eps_coarse = _quiet(lambda: again.epsilon_bounds(delta, rel_accuracy=1.0))
-        eps_fine = _quiet(lambda: again.epsilon_bounds(delta, rel_accuracy=1e-3))
-        assert eps_fine[1] <= eps_coarse[1]
+        # refinement keeps the bracket valid and never raises the upper bound
+        # (fresh PLDs: no cached refinement)
+        eps = EPS[ab[1] >= floor]
+        if eps.size:
+            fresh = pld.compose(a, b, rounds=rounds)
+            coarse = fresh.delta_bounds(eps, rel_accuracy=1.0)
+            fine = fresh.delta_bounds(eps, rel_accuracy=rel_accuracy)
+            assert np.all(fine[1] <= coarse[1])
+            assert np.all((fine[0] >= 0) & (fine[0] <= fine[1]))
+        for delta in (d for d in DELTAS if d >= floor):
+            again = pld.compose(a, b, rounds=rounds)
+            eps_coarse = again.epsilon_bounds(delta, rel_accuracy=1.0)
+            eps_lower, eps_upper = again.epsilon_bounds(delta, rel_accuracy=rel_accuracy)
+            assert 0 <= eps_lower <= eps_upper <= eps_coarse[1]
+            if math.isfinite(eps_upper):
+                assert again.delta_bounds(eps_upper, rel_accuracy=rel_accuracy)[1] <= delta
 
 
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
-@settings(max_examples=3, **_SETTINGS)
+@settings(max_examples=2, **_SETTINGS)
 @given(data=st.data())
 def test_invariants_hold_for_every_mechanism(name, data):
-    _invariants(data, [name])
+    _invariants(data, [name], 1e-2, 1e-6)
 
 
 @pytest.mark.slow
-@settings(max_examples=200, **{**_SETTINGS, "derandomize": False})
+@settings(max_examples=100, **{**_SETTINGS, "derandomize": False})
 @given(data=st.data())
 def test_invariants_hold_for_mixed_compositions(data):
-    _invariants(data, sorted(MECHANISMS))
+    _invariants(data, sorted(MECHANISMS), 1e-3, 1e-15)

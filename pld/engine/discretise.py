@@ -160,9 +160,12 @@ def discretise(
         )
         return upper, empty if lower else None
     first, last = _retained_cells(loss, mass, step, tail_mass)
-    above = loss >= (last + 1) * step
+    # The cells of _retained_cells, not a comparison with the float product first *
+    # step (an atom a float below it would be cut from the lower side).
+    cells = np.floor(loss / step)
+    above = cells > last
     cut_above = float(mass[above].sum())
-    below = loss < first * step
+    below = cells < first
     cut_below = float(mass[below].sum())
     kept = ~above & ~below
     # One spare cell on top: an atom snapped up onto g_{last+1} must land in a real cell.
