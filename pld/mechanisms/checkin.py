@@ -110,7 +110,8 @@ def checkin(
         Count probability left out per side of the binomial bulk, in (0, 1e-3]; charged to delta.
     count_tolerance : float
         Block width knob (:mod:`pld.mechanisms.checkin_mixture`), in [0, 1]; 0: every
-        count of the bulk.
+        count of the bulk. On a ``loss_grid_step`` finer than the default (as
+        ``rel_accuracy`` refinement builds) it shrinks in proportion to the step.
     exact_counts : int, optional
         With a finite ``randomizer`` and ``analysis="best"``: counts ``1..exact_counts``
         are bounded by the exact worst case over the other users' inputs

@@ -80,7 +80,9 @@ reports amplify less: however rare, they carry the profile's tail at large eps).
 So blocks up to the mode have relative width ``<= count_tolerance`` and blocks in
 the upper tail of the binomial are wider. The work is
 O(sqrt(mean count) / count_tolerance) bases at most, independent of ``n`` beyond
-the bulk; single-count blocks are exact.
+the bulk; single-count blocks are exact. On a loss grid finer than the default
+the tolerance is scaled by the ratio of the steps (``_finer_blocks``), so that the
+refinement of a query narrows the blocking's width along with the grid's.
 
 The bracket
 -----------
@@ -526,7 +528,10 @@ def checkin_from_bases(
     count_tolerance : float
         Largest relative width ``k_b/k_a - 1`` of a count block, times its largest
         count probability relative to the mode's, in [0, 1]; 0 evaluates every
-        count of the bulk (module docstring).
+        count of the bulk (module docstring). On a ``loss_grid_step`` finer than the
+        default it is scaled by their ratio (the blocks' width is first order in the
+        bracket, independent of the grid, so refinement narrows it too), within
+        ``BLOCK_GROWTH`` times the default number of blocks.
     exact : ExactCounts, optional
         Counts ``1..exact.limit`` use its exact terms (E1)-(E2) of
         :mod:`pld.mechanisms.checkin_exact` instead of Lemma 7 on ``base``.
