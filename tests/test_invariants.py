@@ -158,7 +158,7 @@ def test_invariants_hold_for_every_mechanism(name, data):
 
 
 @pytest.mark.slow
-@settings(max_examples=100, **{**_SETTINGS, "derandomize": False})
+@settings(max_examples=30, **{**_SETTINGS, "derandomize": False})
 @given(data=st.data())
 def test_invariants_hold_for_mixed_compositions(data):
     _invariants(data, sorted(MECHANISMS), 1e-3, 1e-15)
