@@ -34,20 +34,40 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, roots_legendre
+from scipy.special import log_ndtr, logsumexp, ndtr, ndtri_exp, roots_legendre
 
 from pld import _binomial as binom
 from pld import _validate
-from pld.mechanisms._blanket_sum import contract_to_grid, positive_part_mean, spread_to_grid
+from pld.mechanisms._blanket_sum import (
+    FourierNodesError,
+    contract_to_grid,
+    positive_part_mean,
+    spread_to_grid,
+)
 from pld.randomizers.base import Randomizer
 from pld.randomizers.continuous import GaussianRandomizer, LaplaceRandomizer
 from pld.recipes import refinable
 
-#: Grid steps per standard deviation of one blanket term ``Z / gamma`` (at eps = 0).
+#: Grid steps per standard deviation of the bulk of ``V`` (:func:`default_grid_step`).
 STEPS_PER_STD = 64
-#: Gaussian tail: ``U`` is cut at ``a + GAUSSIAN_REACH`` sigma; the first moment of
-#: ``V`` beyond is ``Phi(-GAUSSIAN_REACH) / Phi(-a)`` (about 1e-19), charged.
-GAUSSIAN_REACH = 9.0
+#: The bulk of ``V``: below its quantile of this upper tail mass.
+_BULK_TAIL = 1e-4
+#: Initial reach of the core: the other users' drift plus this many standard deviations.
+_REACH_SDS = 10.0
+#: The reach grows (x4) until the Chernoff remainder is at most this share of the lower
+#: bound (or below ``_REMAINDER_FLOOR``), as long as the core has at most ``GROWTH_CELLS`` cells.
+REMAINDER_SHARE = 1e-4
+_REMAINDER_FLOOR = 1e-21
+#: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
+_NEGLIGIBLE = 1e-30
+GROWTH_CELLS = 2**21
+#: Relative error bound of the closed-form tail masses and moments (scipy's log_ndtr).
+_CLOSED_FORM_ERROR = 1e-12
+#: Largest rise of the tilted sum's normaliser ``n log M(theta)`` above its minimum
+#: (``pld.mechanisms._blanket_sum``): the core's far upper tail must not dominate.
+_TILT_GROWTH = 4.0
+#: Smallest blanket mass accepted (below it, 1 / gamma overflows).
+_MIN_BLANKET = 1e-300
 #: Largest number of lattice cells of one term per eps.
 MAX_CELLS = 2**24
 #: Relative error bound of each cell mass (Gauss-Legendre with a remainder below
@@ -59,7 +79,6 @@ _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _GL_NODES, _GL_WEIGHTS = roots_legendre(8)
 _GL_PIECE = 0.125
 _BLOCK = 2**16  # cells per block of Gauss-Legendre work (bounds the memory)
-_MAX_LOG_RATIO = 600.0  # largest log V the lattice accepts (e^600 is still a double)
 #: Atoms of V heavier than this are put on the grid (per eps).
 _ALIGN_ATOM = 1e-6
 #: Loss grid step (nats) of the local mechanism's PLD in :func:`best_profile_bounds`
@@ -69,17 +88,17 @@ _LOCAL_LOSS_STEP = 1e-3
 
 @dataclass(frozen=True)
 class _VLaw:
-    """Law of ``V >= 1`` (see module docstring) on ``[1, v_max]`` plus an atom at ``v_max``.
+    """Law of ``V >= 1`` (module docstring): a density on ``[1, v_max)`` and an atom at ``v_max``.
 
-    ``atom`` is the mass at ``v_max`` (for the Gaussian: all mass beyond the cut,
-    moved there); ``tail_moment`` bounds ``E[(V - v_max)_+]`` of the true law.
+    Gaussian: ``v_max = inf`` and no atom; Laplace: ``v_max = e^{Delta/b}`` and the
+    atom ``gamma``. Tails, moments and cell integrals are closed forms or
+    Gauss-Legendre sums (docs/blanket-continuous.md §4).
     """
 
     kind: str
     parameter: float  # Gaussian: k = Delta / sigma; Laplace: Delta / b
     v_max: float
     atom: float
-    tail_moment: float
     gamma: float
 
     def cells(self, lower: np.ndarray, upper: np.ndarray):
@@ -94,17 +113,59 @@ class _VLaw:
         ]
         return tuple(np.concatenate([part[j] for part in parts]) for j in range(3))
 
-    def second_moment_about_one(self) -> float:
-        """``E[(V - 1)^2]`` (sets the grid step)."""
+    def _log_u(self, v: float) -> float:
+        return math.log(v) / self.parameter
+
+    def survival(self, v: float) -> float:
+        """``P(V > v)``."""
+        if v >= self.v_max:
+            return 0.0
+        if v <= 1.0:
+            return 1.0
         if self.kind == "laplace":
-            v = self.v_max
-            second = (v**1.5 - 1) / 3 + v**1.5
-            first = 2 * math.sqrt(v) - 1
-        else:
-            a = self.parameter / 2
-            second = math.exp(4 * a * a) * ndtr(3 * a) / ndtr(-a)
-            first = 1 / ndtr(-a) - 1
-        return max(second - 2 * first + 1, 1e-300)
+            return v**-0.5
+        a = self.parameter / 2
+        return math.exp(float(log_ndtr(-(self._log_u(v) + a)) - log_ndtr(-a)))
+
+    def moment_above(self, v: float) -> float:
+        """``E[V; V > v]`` (uses ``e^{k u} phi(u + a) = phi(u - a)`` for the Gaussian)."""
+        if v >= self.v_max:
+            return 0.0
+        v = max(v, 1.0)
+        if self.kind == "laplace":
+            return 2.0 * math.sqrt(self.v_max) - math.sqrt(v)
+        a = self.parameter / 2
+        return math.exp(float(log_ndtr(a - self._log_u(v)) - log_ndtr(-a)))
+
+    def second_moment_below(self, v: float) -> float:
+        """``E[V^2; V <= v]`` (Gaussian: ``e^{2ku} phi(u + a) = e^{k^2} phi(u - 3a)``)."""
+        if self.kind == "laplace":
+            top = min(v, self.v_max)
+            value = (top**1.5 - 1.0) / 3.0
+            return value + (self.v_max**2 * self.atom if v >= self.v_max else 0.0)
+        k = self.parameter
+        a = k / 2
+        high = float(log_ndtr(self._log_u(max(v, 1.0)) - 3 * a))
+        low = float(log_ndtr(-3 * a))
+        if high <= low:
+            return 0.0
+        log_value = k * k + high + math.log1p(-math.exp(low - high)) - float(log_ndtr(-a))
+        return math.exp(min(log_value, 700.0))
+
+    def quantile_above(self, mass: float) -> float:
+        """The ``v`` with ``P(V > v) = mass`` (at most ``v_max``)."""
+        if self.kind == "laplace":
+            return min(mass**-2.0, self.v_max)
+        a = self.parameter / 2
+        u = -float(ndtri_exp(math.log(mass) + float(log_ndtr(-a)))) - a
+        return math.exp(self.parameter * max(u, 0.0))
+
+    def bulk_deviation(self) -> float:
+        """Standard deviation of ``V`` given ``P(V > v) >= _BULK_TAIL`` (sets the grid step)."""
+        top = self.quantile_above(_BULK_TAIL)
+        kept = 1.0 - self.survival(top) if top < self.v_max else 1.0
+        mean = (2.0 / self.gamma - 1.0 - self.moment_above(top)) / kept
+        return math.sqrt(max(self.second_moment_below(top) / kept - mean * mean, 1e-300))
 
 
 def _gaussian_cells(k: float, lower: np.ndarray, upper: np.ndarray):
@@ -135,32 +196,21 @@ def _gaussian_cells(k: float, lower: np.ndarray, upper: np.ndarray):
 
 def _v_law(randomizer: Randomizer) -> _VLaw:
     _check_type(randomizer)
+    gamma = randomizer.blanket_mass
     if isinstance(randomizer, GaussianRandomizer):
         ratio = randomizer.sensitivity / randomizer.sigma
-        log_v_max = ratio * (ratio / 2 + GAUSSIAN_REACH)
     else:
-        log_v_max = randomizer.sensitivity / randomizer.scale
-    if not randomizer.blanket_mass > 0 or log_v_max > _MAX_LOG_RATIO:
+        ratio = randomizer.sensitivity / randomizer.scale
+    if not gamma > _MIN_BLANKET or (isinstance(randomizer, LaplaceRandomizer) and ratio > 700):
         raise ValueError(
-            f"the randomizer has almost no blanket (gamma = {randomizer.blanket_mass:.3g}: the "
-            "noise is negligible against the input interval), so shuffling gives no useful "
-            "amplification and the blanket lattice would not fit; use a larger noise scale "
-            "(sigma or scale of at least (high - low) / 25)"
+            f"the randomizer has almost no blanket (gamma = {gamma:.3g}: the noise is "
+            "negligible against the input interval), so shuffling gives no amplification; "
+            "use a larger noise scale (sigma of at least (high - low) / 75, or a Laplace "
+            "scale of at least (high - low) / 700)"
         )
     if isinstance(randomizer, GaussianRandomizer):
-        k = randomizer.sensitivity / randomizer.sigma
-        a = k / 2
-        cut = a + GAUSSIAN_REACH
-        return _VLaw(
-            "gaussian",
-            k,
-            math.exp(k * cut),
-            float(ndtr(-(cut + a)) / ndtr(-a)),
-            float(ndtr(-(cut - a)) / ndtr(-a)),
-            randomizer.blanket_mass,
-        )
-    gamma = randomizer.blanket_mass  # Laplace
-    return _VLaw("laplace", log_v_max, math.exp(log_v_max), gamma, 0.0, gamma)
+        return _VLaw("gaussian", ratio, math.inf, 0.0, gamma)
+    return _VLaw("laplace", ratio, math.exp(ratio), gamma, gamma)
 
 
 def _check_type(randomizer: object) -> None:
@@ -173,54 +223,64 @@ def _check_type(randomizer: object) -> None:
 
 @dataclass(frozen=True)
 class _Term:
-    """One blanket term ``Z / gamma`` at one eps, as cells and atoms in grid units."""
+    """The core of one blanket term ``Z / gamma`` at one eps, as cells and atoms in grid units.
+
+    The core is ``V <= v_plus`` on the branch ``Z = V - alpha`` and ``V <= v_minus`` on
+    the branch ``Z = 1 - alpha V``. ``atom_mass`` are the upper side's atoms (the lower
+    end one carries the branch's tail beyond ``v_minus``, moved up to the cut);
+    ``lower_atom_mass`` the lower side's (the true atoms of the law only).
+    """
 
     cell_index: np.ndarray  # grid index j of cell [j h, (j+1) h]
     cell_mass: np.ndarray
     cell_offset: np.ndarray  # conditional mean minus j h, in units of h, in [0, 1]
     atoms: np.ndarray  # positions in units of h (sorted)
     atom_mass: np.ndarray
+    lower_atom_mass: np.ndarray
     position_error: float  # absolute, same units as the grid
 
 
-def _branches(law: _VLaw, alpha: float, step: float) -> _Term:
-    v_max = law.v_max
-    # Branch "+": Z = V - alpha on V in [1, v_max].
+def _branches(law: _VLaw, alpha: float, step: float, v_plus: float, v_minus: float) -> _Term:
+    # Branch "+": Z = V - alpha on V in [1, v_plus].
     j_low = math.floor((1 - alpha) / step)
-    j_high = math.ceil((v_max - alpha) / step)
+    j_high = math.ceil((v_plus - alpha) / step)
     plus = np.arange(j_low, j_high)
-    edges = np.clip(alpha + np.arange(j_low, j_high + 1) * step, 1.0, v_max)
+    edges = np.clip(alpha + np.arange(j_low, j_high + 1) * step, 1.0, v_plus)
     mass_p, above_p, _ = law.cells(edges[:-1], edges[1:])
     offset_p = (edges[:-1] - alpha - plus * step) + above_p / np.where(mass_p > 0, mass_p, 1)
-    # Branch "-": Z = 1 - alpha V on V in [1, v_max].
-    i_low = math.floor((1 - alpha * v_max) / step)
+    # Branch "-": Z = 1 - alpha V on V in [1, v_minus].
+    i_low = math.floor((1 - alpha * v_minus) / step)
     i_high = math.ceil((1 - alpha) / step)
     minus = np.arange(i_low, i_high)
     top = (1 - minus * step) / alpha
     bottom = (1 - (minus + 1) * step) / alpha
-    v_top = np.clip(top, 1.0, v_max)
-    v_bottom = np.clip(bottom, 1.0, v_max)
+    v_top = np.clip(top, 1.0, v_minus)
+    v_bottom = np.clip(bottom, 1.0, v_minus)
     mass_m, _, below_m = law.cells(v_bottom, v_top)
     offset_m = alpha * (top - v_top) + alpha * below_m / np.where(mass_m > 0, mass_m, 1)
     index = np.concatenate((minus, plus))
     mass = 0.5 * np.concatenate((mass_m, mass_p))
     offset = np.clip(np.concatenate((offset_m, offset_p)) / step, 0.0, 1.0)
     keep = mass > 0
-    atoms = np.array([(1 - alpha * v_max) / step, (v_max - alpha) / step])
-    scale = alpha * v_max + v_max + alpha + 1
+    atoms = np.array([(1 - alpha * v_minus) / step, (v_plus - alpha) / step])
+    # The law's own atom at v_max lies in the core on a branch cut at v_max.
+    true_atoms = 0.5 * law.atom * np.array([v_minus >= law.v_max, v_plus >= law.v_max])
+    clipped = np.array([0.5 * law.survival(v_minus), 0.0])
+    scale = alpha * v_minus + v_plus + alpha + 1
     position_error = _OFFSET_ERROR * step + 32 * _UNIT_ROUNDOFF * scale
     return _Term(
         index[keep],
         mass[keep],
         offset[keep],
         atoms,
-        np.full(2, 0.5 * law.atom),
+        true_atoms + clipped,
+        true_atoms,
         position_error,
     )
 
 
 def _lattice(term: _Term, gamma: float, bound: str) -> tuple[int, np.ndarray]:
-    """Lattice law of ``B Z / gamma`` (``B ~ Bernoulli(gamma)``) for one side."""
+    """Lattice law of ``B Z / gamma`` on the core (``B ~ Bernoulli(gamma)``) for one side."""
     atom_index = np.floor(term.atoms).astype(np.int64)
     if bound == "upper":
         first = int(min(term.cell_index.min(initial=atom_index.min()), atom_index.min(), 0))
@@ -236,7 +296,9 @@ def _lattice(term: _Term, gamma: float, bound: str) -> tuple[int, np.ndarray]:
         positions = np.concatenate(
             (term.atoms[:1], term.cell_index + term.cell_offset, term.atoms[1:])
         )
-        weights = np.concatenate((term.atom_mass[:1], term.cell_mass, term.atom_mass[1:]))
+        weights = np.concatenate(
+            (term.lower_atom_mass[:1], term.cell_mass, term.lower_atom_mass[1:])
+        )
         order = np.argsort(positions, kind="stable")
         first, masses = contract_to_grid(positions[order], weights[order])
         if first > 0 or first + masses.shape[0] <= 0:
@@ -249,6 +311,94 @@ def _lattice(term: _Term, gamma: float, bound: str) -> tuple[int, np.ndarray]:
     return first, masses
 
 
+@dataclass(frozen=True)
+class _Tails:
+    """Closed forms of the parts of one term ``B Z / gamma`` beyond the core (module docstring).
+
+    ``P``: ``Z = V - alpha`` with ``V > v_plus`` (``Z > t``); ``N``: ``Z = 1 - alpha V``
+    with ``V > v_minus``. Masses ``p``, ``q`` and first moments ``e_p``, ``e_n`` of
+    ``B Z / gamma`` on them; ``e_core`` on the core (``E[B Z / gamma] = 1 - alpha``).
+    """
+
+    p: float
+    q: float
+    e_p: float
+    e_n: float
+    e_core: float
+    cut: float  # (1 - alpha v_minus): where the upper side puts N
+    tail_error: float  # float error bounds (absolute) of e_p and of e_core
+    core_error: float
+
+    @classmethod
+    def of(cls, law: _VLaw, alpha: float, v_plus: float, v_minus: float) -> _Tails:
+        half = 0.5 * law.gamma
+        survival_plus, survival_minus = law.survival(v_plus), law.survival(v_minus)
+        moment_plus, moment_minus = law.moment_above(v_plus), law.moment_above(v_minus)
+        e_p = half * (moment_plus - alpha * survival_plus)
+        e_n = half * (survival_minus - alpha * moment_minus)
+        e_core = (1.0 - alpha) - e_p - e_n
+        size = half * (moment_plus + alpha * survival_plus + survival_minus + alpha * moment_minus)
+        tail_error = _CLOSED_FORM_ERROR * half * (moment_plus + alpha * survival_plus)
+        core_error = _CLOSED_FORM_ERROR * size + 8 * _UNIT_ROUNDOFF * (abs(1.0 - alpha) + size)
+        return cls(
+            half * survival_plus,
+            half * survival_minus,
+            e_p,
+            e_n,
+            e_core,
+            1.0 - alpha * v_minus,
+            tail_error,
+            core_error,
+        )
+
+    def _others_with_p(self, n: int, without: float) -> float:
+        """``1 - (1 - p / (1 - without))^(n - 1)``: some other user has P (given none has N)."""
+        return -math.expm1((n - 1) * math.log1p(-self.p / (1.0 - without)))
+
+    def upper_term(self, n: int) -> float:
+        """``(1/n) E[S; K_P >= 1]`` with N moved up to ``cut`` (closed form, plus its error)."""
+        mean_rest = self.e_core + self.q * self.cut
+        weight = self._others_with_p(n, 0.0)
+        error = self.tail_error + weight * (self.core_error + 1e-12 * abs(mean_rest))
+        return weight * mean_rest + self.e_p + error
+
+    def lower_term(self, n: int) -> float:
+        """``(1/n) E[S; K_P >= 1, K_N = 0]`` (``(.)_+ >= .``), less its error."""
+        none_n = math.exp((n - 1) * math.log1p(-self.q)) if self.q < 1 else 0.0
+        weight = self._others_with_p(n, self.q)
+        error = self.tail_error + weight * (self.core_error + 1e-12 * abs(self.e_core))
+        return none_n * (weight * self.e_core + self.e_p - error)
+
+
+def _negative_part(first: int, masses: np.ndarray, step: float, others: int, t: float, p: float):
+    """Bound on ``E[(t + W_1 + ... + W_others)_-]``, ``W`` = the lattice law plus ``p`` at ``t``.
+
+    Chernoff: ``x_- <= e^{-theta x - 1} / theta`` for every ``theta > 0``, and the upper
+    lattice (a mean-preserving spread) bounds ``E[e^{-theta W}]`` from above (convexity);
+    the masses' relative error ``_MASS_ERROR`` is charged per term.
+    """
+    if others == 0:
+        return 0.0
+    from scipy.optimize import minimize_scalar  # scipy.optimize takes 0.15 s to import
+
+    keep = masses > 0
+    z = (first + np.flatnonzero(keep)) * step
+    log_mass = np.log(masses[keep])
+    log_p = math.log(p) if p > 0 else -math.inf
+    slack = others * math.log1p(_MASS_ERROR + 64 * _UNIT_ROUNDOFF * math.log2(z.shape[0] + 2))
+
+    def log_bound(log_theta: float) -> float:
+        theta = math.exp(log_theta)
+        log_mgf = float(logsumexp(log_mass - theta * z))
+        log_mgf = float(np.logaddexp(log_mgf, log_p - theta * t))
+        return -theta * t - 1.0 - log_theta + others * log_mgf + slack
+
+    low, high = math.log(1e-3 / (t + step)), math.log(50.0 / step)
+    best = minimize_scalar(log_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-3})
+    value = min(float(best.fun), log_bound(low), log_bound(high))
+    return math.exp(min(value, 700.0))
+
+
 def _check_eps(eps: object) -> np.ndarray:
     values = _validate.real_array("eps", eps)
     if np.any(values < 0):
@@ -257,9 +407,32 @@ def _check_eps(eps: object) -> np.ndarray:
 
 
 def default_grid_step(randomizer: Randomizer) -> float:
-    """Lattice step for ``Z / gamma``: its standard deviation at eps = 0 over ``STEPS_PER_STD``."""
-    law = _v_law(randomizer)
-    return math.sqrt(law.second_moment_about_one()) / STEPS_PER_STD
+    """Lattice step for ``Z / gamma``: the deviation of ``V``'s bulk over ``STEPS_PER_STD``.
+
+    The bulk is ``V`` below its ``1 - _BULK_TAIL`` quantile: for small noise the
+    full variance of ``V`` (log-normal tails) is set by values that almost never occur.
+    """
+    return _v_law(randomizer).bulk_deviation() / STEPS_PER_STD
+
+
+def _first_cut(law: _VLaw, n: int, alpha: float, step: float, largest: float) -> float:
+    """Initial core reach ``t`` (at most ``largest``): the first on a geometric ladder
+    whose estimated remainder ``p(t) E[(t + W_1 + ... + W_{n-1})_-]`` (a normal
+    approximation of the sum) is below ``_REMAINDER_FLOOR``; the rigorous remainder
+    is computed afterwards (:func:`_one_eps`)."""
+    t = min(_REACH_SDS * step * STEPS_PER_STD, largest)
+    while t < largest:
+        v = alpha + t
+        p = 0.5 * law.gamma * law.survival(v)
+        second = law.second_moment_below(v) - 2 * (2 / law.gamma - 1) + 1  # E[(V - 1)^2; core]
+        spread = math.sqrt(max((n - 1) * 0.5 * law.gamma * (1 + alpha * alpha) * second, 1e-300))
+        mean = t + (n - 1) * (1 - alpha)
+        negative = spread * math.exp(-0.5 * (mean / spread) ** 2) / math.sqrt(2 * math.pi)
+        negative -= mean * float(ndtr(-mean / spread))
+        if p * max(negative, 0.0) <= _REMAINDER_FLOOR:
+            break
+        t = min(1.5 * t, largest)
+    return t
 
 
 def profile_bounds(
@@ -270,11 +443,15 @@ def profile_bounds(
     Evaluates eq. (1) of the module docstring for the end-point pair
     ``(high, low)`` (by symmetry ``(low, high)`` gives the same values), which
     is the worst ordered pair of inputs in ``[low, high]`` for every n and eps
-    (proved in docs/blanket-continuous.md §3). The expectation
-    is bracketed by lattice laws
+    (proved in docs/blanket-continuous.md §3). Each term is split at a reach ``t``
+    (docs/blanket-continuous.md §4b): its core is bracketed by lattice laws
     (mean-preserving spread / contraction, second order in the step) and one
-    tilted FFT power per eps, with the aliasing, round-off and truncation terms
-    of :mod:`pld.mechanisms._blanket_sum`.
+    tilted characteristic-function sum per eps, with the aliasing, round-off and
+    truncation terms of :mod:`pld.mechanisms._blanket_sum`; the users whose term
+    exceeds ``t`` enter by the exact closed form of ``E[S; some term > t]`` (Gaussian
+    tail functions) and a Chernoff bound on the negative part there, which is kept
+    below ``REMAINDER_SHARE`` of the result (``t`` grows until it is, within
+    ``GROWTH_CELLS`` cells).
 
     Parameters
     ----------
@@ -308,50 +485,71 @@ def profile_bounds(
     eps = _check_eps(eps)
     step = default_grid_step(randomizer) if grid_step is None else grid_step
     step = _validate.positive("grid_step", step)
-    alphas = np.exp(eps)
-    cells = float(np.max(alphas + 1) * (law.v_max - 1) / step)
-    if cells > MAX_CELLS:
-        raise ValueError(
-            f"eps up to {float(np.max(eps)):g} needs about {cells:.3g} lattice cells per term "
-            f"(limit {MAX_CELLS}); increase grid_step (now {step:g}) or lower eps"
-        )
     lower = np.zeros(eps.shape[0])
     upper = np.zeros(eps.shape[0])
-    for i, alpha in enumerate(alphas):
-        if alpha >= law.v_max:
-            upper[i] = 0.5 * law.gamma * law.tail_moment
+    for i, alpha in enumerate(np.exp(eps)):
+        alpha = float(alpha)
+        if alpha >= law.v_max:  # the Laplace's Z <= 0
             continue
-        # A heavy atom at the top of Z (the Laplace's) goes exactly on the grid,
-        # so that the contraction never has to round it (first order).
-        local = step
-        if law.atom > _ALIGN_ATOM:
-            local = (law.v_max - alpha) / math.ceil((law.v_max - alpha) / step)
-        term = _branches(law, float(alpha), local)
-        for side, out in (("upper", upper), ("lower", lower)):
-            first, masses = _lattice(term, law.gamma, side)
-            try:
-                out[i] = positive_part_mean(
-                    first,
-                    masses,
-                    n,
-                    local,
-                    side,
-                    mass_error=_MASS_ERROR + 8 * _UNIT_ROUNDOFF,
-                    position_error=term.position_error,
-                )
-            except OverflowError as error:
-                raise ValueError(
-                    f"the blanket sum overflows at n={n}, eps={float(eps[i]):g}: the law of one "
-                    "term spans too many orders of magnitude (sigma below about twice "
-                    "high - low); use analysis='best', which falls back to the local "
-                    "mechanism, or a larger noise scale"
-                ) from error
-        upper[i] += 0.5 * law.gamma * law.tail_moment
-        lower[i] -= 0.5 * law.gamma * float(alpha) * law.tail_moment
+        smallest = _REACH_SDS * step * STEPS_PER_STD
+        if 2 * smallest / step > MAX_CELLS:
+            raise ValueError(
+                f"grid_step = {step:g} is too small: a term's core needs about "
+                f"{2 * smallest / step:.3g} lattice cells (limit {MAX_CELLS}); increase grid_step"
+            )
+        largest = max(GROWTH_CELLS * step / 2, smallest)
+        t = _first_cut(law, n, alpha, step, largest)
+        while True:
+            lower[i], upper[i], remainder = _one_eps(law, n, alpha, step, t, float(eps[i]))
+            if remainder <= max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR) or t >= largest:
+                break
+            t = min(4 * t, largest)
     order = np.argsort(eps, kind="stable")
     upper[order] = np.minimum.accumulate(np.clip(upper[order], 0.0, 1.0))
     lower[order] = np.maximum.accumulate(np.clip(lower[order], 0.0, 1.0)[::-1])[::-1]
     return lower, np.maximum(upper, lower)
+
+
+def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float, eps: float):
+    """(lower, upper, remainder) at one eps with the core reach ``t`` (remainder 0: no use
+    in growing ``t``, the core already reaches the law's negligible tail)."""
+    v_cap = min(law.quantile_above(_NEGLIGIBLE), law.v_max)
+    v_plus = min(alpha + t, v_cap)
+    v_minus = min((1 + t) / alpha, v_cap)
+    local = step
+    # A heavy atom at the top of Z (the Laplace's) goes exactly on the grid,
+    # so that the contraction never has to round it (first order).
+    if law.atom > _ALIGN_ATOM and v_plus >= law.v_max:
+        local = (law.v_max - alpha) / math.ceil((law.v_max - alpha) / step)
+    term = _branches(law, alpha, local, v_plus, v_minus)
+    tails = _Tails.of(law, alpha, v_plus, v_minus)
+    out = {}
+    for side in ("upper", "lower"):
+        first, masses = _lattice(term, law.gamma, side)
+        try:
+            out[side] = positive_part_mean(
+                first,
+                masses,
+                n,
+                local,
+                side,
+                mass_error=_MASS_ERROR + 8 * _UNIT_ROUNDOFF,
+                position_error=term.position_error,
+                tilt_growth=_TILT_GROWTH,
+            )
+        except FourierNodesError as error:
+            raise ValueError(
+                f"the blanket sum at n={n}, eps={eps:g} needs too many Fourier nodes ({error}); "
+                "use analysis='best', which falls back to the local mechanism"
+            ) from error
+        if side == "upper":
+            remainder = tails.p * _negative_part(
+                first, masses, local, n - 1, v_plus - alpha, tails.p
+            )
+    upper = out["upper"] + tails.upper_term(n) + remainder
+    lower = out["lower"] + tails.lower_term(n)
+    saturated = v_plus >= v_cap and v_minus >= v_cap
+    return lower, upper, remainder if not saturated else 0.0
 
 
 def local_mechanism(randomizer: Randomizer, loss_grid_step: float | None = None):
