@@ -74,7 +74,7 @@ TAIL_MASS = 1e-18
 #: Largest number of Fourier nodes for a full trapezoidal sum by FFT.
 MAX_NODES = 2**25
 _DIRECT_NODES = 1024
-_CHERNOFF_BINS = 2048
+_CHERNOFF_BINS = 2**16
 #: The dropped nodes have ``|X|^n <= exp(-_DROPPED_LOG_SUP)``.
 _DROPPED_LOG_SUP = 100.0
 #: The period covers the kernel ``w(s) = (s h)_+ e^{-theta s h}`` up to ``theta s h`` =

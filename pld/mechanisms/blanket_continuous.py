@@ -58,6 +58,8 @@ _REACH_SDS = 10.0
 #: bound (or below ``_REMAINDER_FLOOR``), as long as the core has at most ``GROWTH_CELLS`` cells.
 REMAINDER_SHARE = 1e-4
 _REMAINDER_FLOOR = 1e-21
+#: The first reach aims at an estimated remainder below this (then ``REMAINDER_SHARE``).
+_FIRST_TARGET = 1e-9
 #: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
 _NEGLIGIBLE = 1e-30
 GROWTH_CELLS = 2**21
@@ -370,33 +372,45 @@ class _Tails:
         return none_n * (weight * self.e_core + self.e_p - error)
 
 
-def _negative_part(first: int, masses: np.ndarray, step: float, others: int, t: float, p: float):
-    """Bound on ``E[(t + W_1 + ... + W_others)_-]``, ``W`` = the lattice law plus ``p`` at ``t``.
+def _chernoff_negative(z: np.ndarray, log_mass: np.ndarray, count: int, shift: float) -> float:
+    """Bound on ``E[(shift + W_1 + ... + W_count)_-]`` for i.i.d. ``W`` with atoms ``(z, mass)``.
 
-    Chernoff: ``x_- <= e^{-theta x - 1} / theta`` for every ``theta > 0``, and the upper
-    lattice (a mean-preserving spread) bounds ``E[e^{-theta W}]`` from above (convexity);
-    the masses' relative error ``_MASS_ERROR`` is charged per term.
+    Chernoff: ``x_- <= e^{-theta x - 1} / theta`` for every ``theta > 0``; the masses'
+    relative error ``_MASS_ERROR`` and the sums' round-off are charged per term.
     """
-    if others == 0:
-        return 0.0
+    if count == 0:
+        return max(-shift, 0.0)
     from scipy.optimize import minimize_scalar  # scipy.optimize takes 0.15 s to import
 
-    keep = masses > 0
-    z = (first + np.flatnonzero(keep)) * step
-    log_mass = np.log(masses[keep])
-    log_p = math.log(p) if p > 0 else -math.inf
-    slack = others * math.log1p(_MASS_ERROR + 64 * _UNIT_ROUNDOFF * math.log2(z.shape[0] + 2))
+    slack = count * math.log1p(_MASS_ERROR + 64 * _UNIT_ROUNDOFF * math.log2(z.shape[0] + 2))
+    scale = max(float(np.max(np.abs(z))), 1e-300)
 
     def log_bound(log_theta: float) -> float:
         theta = math.exp(log_theta)
         log_mgf = float(logsumexp(log_mass - theta * z))
-        log_mgf = float(np.logaddexp(log_mgf, log_p - theta * t))
-        return -theta * t - 1.0 - log_theta + others * log_mgf + slack
+        return -theta * shift - 1.0 - log_theta + count * log_mgf + slack
 
-    low, high = math.log(1e-3 / (t + step)), math.log(50.0 / step)
+    low, high = math.log(1e-6 / (scale * count)), math.log(700.0 / scale)
     best = minimize_scalar(log_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-3})
     value = min(float(best.fun), log_bound(low), log_bound(high))
     return math.exp(min(value, 700.0))
+
+
+def _atoms(first: int, masses: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+    keep = np.flatnonzero(masses > 0)
+    return (first + keep) * step, np.log(masses[keep])
+
+
+def _negative_part(first: int, masses: np.ndarray, step: float, others: int, t: float, p: float):
+    """Bound on ``E[(t + W_1 + ... + W_others)_-]``, ``W`` = the lattice law plus ``p`` at ``t``.
+
+    The upper lattice (a mean-preserving spread) bounds ``E[e^{-theta W}]`` from
+    above (convexity), so :func:`_chernoff_negative` applies to it.
+    """
+    z, log_mass = _atoms(first, masses, step)
+    if p > 0:
+        z, log_mass = np.append(z, t), np.append(log_mass, math.log(p))
+    return _chernoff_negative(z, log_mass, others, t)
 
 
 def _check_eps(eps: object) -> np.ndarray:
@@ -415,12 +429,14 @@ def default_grid_step(randomizer: Randomizer) -> float:
     return _v_law(randomizer).bulk_deviation() / STEPS_PER_STD
 
 
-def _first_cut(law: _VLaw, n: int, alpha: float, step: float, largest: float) -> float:
-    """Initial core reach ``t`` (at most ``largest``): the first on a geometric ladder
+def _cut_for(
+    law: _VLaw, n: int, alpha: float, t: float, largest: float, target: float
+) -> float:
+    """A core reach from ``t`` up (at most ``largest``): the first on a geometric ladder
     whose estimated remainder ``p(t) E[(t + W_1 + ... + W_{n-1})_-]`` (a normal
-    approximation of the sum) is below ``_REMAINDER_FLOOR``; the rigorous remainder
-    is computed afterwards (:func:`_one_eps`)."""
-    t = min(_REACH_SDS * step * STEPS_PER_STD, largest)
+    approximation of the sum) is below ``target``; the rigorous remainder is
+    computed afterwards (:func:`_one_eps`)."""
+    t = min(t, largest)
     while t < largest:
         v = alpha + t
         p = 0.5 * law.gamma * law.survival(v)
@@ -429,7 +445,7 @@ def _first_cut(law: _VLaw, n: int, alpha: float, step: float, largest: float) ->
         mean = t + (n - 1) * (1 - alpha)
         negative = spread * math.exp(-0.5 * (mean / spread) ** 2) / math.sqrt(2 * math.pi)
         negative -= mean * float(ndtr(-mean / spread))
-        if p * max(negative, 0.0) <= _REMAINDER_FLOOR:
+        if p * max(negative, 0.0) <= target:
             break
         t = min(1.5 * t, largest)
     return t
@@ -498,19 +514,21 @@ def profile_bounds(
                 f"{2 * smallest / step:.3g} lattice cells (limit {MAX_CELLS}); increase grid_step"
             )
         largest = max(GROWTH_CELLS * step / 2, smallest)
-        t = _first_cut(law, n, alpha, step, largest)
-        while True:
-            lower[i], upper[i], remainder = _one_eps(law, n, alpha, step, t, float(eps[i]))
-            if remainder <= max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR) or t >= largest:
-                break
-            t = min(4 * t, largest)
+        t = _cut_for(law, n, alpha, smallest, largest, _FIRST_TARGET)
+        lower[i], upper[i], remainder = _one_eps(law, n, alpha, step, t)
+        # Every reach gives a valid bracket: keep the best of both sides.
+        while remainder > max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR) and t < largest:
+            target = max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR) / 8
+            t = _cut_for(law, n, alpha, 2 * t, largest, target)
+            low, high, remainder = _one_eps(law, n, alpha, step, t)
+            lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
     order = np.argsort(eps, kind="stable")
     upper[order] = np.minimum.accumulate(np.clip(upper[order], 0.0, 1.0))
     lower[order] = np.maximum.accumulate(np.clip(lower[order], 0.0, 1.0)[::-1])[::-1]
     return lower, np.maximum(upper, lower)
 
 
-def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float, eps: float):
+def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
     """(lower, upper, remainder) at one eps with the core reach ``t`` (remainder 0: no use
     in growing ``t``, the core already reaches the law's negligible tail)."""
     v_cap = min(law.quantile_above(_NEGLIGIBLE), law.v_max)
@@ -537,11 +555,11 @@ def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float, eps: float
                 position_error=term.position_error,
                 tilt_growth=_TILT_GROWTH,
             )
-        except FourierNodesError as error:
-            raise ValueError(
-                f"the blanket sum at n={n}, eps={eps:g} needs too many Fourier nodes ({error}); "
-                "use analysis='best', which falls back to the local mechanism"
-            ) from error
+        except FourierNodesError:
+            # Too wide a sum for the Fourier grid (a value far in the tail): Chernoff on
+            # E[(S)_+] = E[(-S)_-] for the upper side, nothing for the lower one.
+            z, log_mass = _atoms(first, masses, local)
+            out[side] = _chernoff_negative(-z, log_mass, n, 0.0) / n if side == "upper" else 0.0
         if side == "upper":
             remainder = tails.p * _negative_part(
                 first, masses, local, n - 1, v_plus - alpha, tails.p
