@@ -208,16 +208,25 @@ def _choose_theta(
     if centre >= floor:
         return centre
 
-    def growth(theta: float) -> float:
-        return n * float(logsumexp(log_mass + theta * z) - logsumexp(log_mass + centre * z))
+    if tilt_growth is None:
+        return floor
+    base = _log_sum_exp(log_mass + centre * z)
 
-    if tilt_growth is None or growth(floor) <= tilt_growth:
+    def growth(theta: float) -> float:
+        return n * (_log_sum_exp(log_mass + theta * z) - base)
+
+    if growth(floor) <= tilt_growth:
         return floor
     low, high = centre, floor
-    for _ in range(40):
+    for _ in range(24):
         middle = 0.5 * (low + high)
         low, high = (middle, high) if growth(middle) <= tilt_growth else (low, middle)
     return low if low > 0 else high
+
+
+def _log_sum_exp(values: np.ndarray) -> float:
+    top = float(np.max(values))
+    return top + math.log(float(np.sum(np.exp(values - top))))
 
 
 def _centring_tilt(log_mass: np.ndarray, z: np.ndarray, floor: float) -> float:
@@ -350,6 +359,7 @@ def positive_part_mean(
     position_error: float,
     extra: tuple[int, np.ndarray] | None = None,
     tilt_growth: float | None = None,
+    max_nodes: int = MAX_NODES,
 ) -> float:
     """A bound on ``(1/n) E[(Z_1 + ... + Z_n)_+]`` for i.i.d. ``Z`` with the given lattice law.
 
@@ -377,6 +387,9 @@ def positive_part_mean(
     tilt_growth : float, optional
         Largest rise of ``n log M(theta)`` above its minimum that the tilt's floor
         may cause (None: no limit); for laws with far, light upper tails.
+    max_nodes : int
+        Largest number of Fourier nodes of a full trapezoidal sum (default ``MAX_NODES``);
+        beyond, :class:`FourierNodesError` is raised.
 
     Returns
     -------
@@ -456,9 +469,10 @@ def positive_part_mean(
         (variance, third, first_abs),
         kernel_l1,
         extra_tilted,
+        max_nodes,
     )
     # Position errors: ((s h + shift)_+ - (s h)_+) e^{-theta s h} <= shift e^{theta shift}.
-    position_charge = shift * math.exp(theta * shift)
+    position_charge = shift * math.exp(min(theta * shift, 700.0))
     if bound == "upper":
         total += roundoff + dropped + position_charge
         factor = n * math.log1p(kappa) + math.log1p(extra_kappa)
@@ -468,10 +482,19 @@ def positive_part_mean(
     if total <= 0:
         return 0.0
     log_norms = n * log_norm + extra_log_norm
-    return math.exp(log_norms + factor + math.log(total) - math.log(n))
+    # (S)_+ <= sum of the terms' positive parts: a cap that also keeps a bound whose
+    # error terms swamp it (huge tilt normalisers) from overflowing.
+    one_term = float(np.dot(masses, np.maximum(z, 0.0)))
+    if extra_law is not None:
+        one_term += float(np.dot(extra_law[1], np.maximum(extra_law[0] * step, 0.0))) / n
+    cap = one_term * (1.0 + kappa + extra_kappa) + shift
+    log_value = log_norms + factor + math.log(total) - math.log(n)
+    return cap if log_value >= math.log(cap) else min(math.exp(log_value), cap)
 
 
-def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1, extra=None):
+def _trapezoid(
+    index, tilted, n, rate, step, nodes_total, moments, kernel_l1, extra=None, max_nodes=MAX_NODES
+):
     """Trapezoidal sum ``(1/P) sum_m X(omega_m)^n W(-omega_m)``, its round-off and dropped part.
 
     ``extra``: (index, tilted masses) of one more term, whose transform multiplies ``X^n``.
@@ -484,9 +507,9 @@ def _trapezoid(index, tilted, n, rate, step, nodes_total, moments, kernel_l1, ex
     if cutoff is not None:
         count = min(count, math.ceil(cutoff[0] * nodes_total / (2 * math.pi)) + 1)
     if cutoff is None or count > _DIRECT_NODES:
-        if nodes_total > MAX_NODES:
+        if nodes_total > max_nodes:
             raise FourierNodesError(
-                f"the blanket sum for n={n} needs {nodes_total} Fourier nodes (limit {MAX_NODES}); "
+                f"the blanket sum for n={n} needs {nodes_total} Fourier nodes (limit {max_nodes}); "
                 "increase grid_step"
             )
         length = nodes_total

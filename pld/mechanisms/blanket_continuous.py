@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr, logsumexp, ndtr, ndtri_exp, roots_legendre
+from scipy.special import log_ndtr, ndtr, ndtri_exp, roots_legendre
 
 from pld import _binomial as binom
 from pld import _validate
@@ -62,7 +62,7 @@ _REMAINDER_FLOOR = 1e-21
 _FIRST_TARGET = 1e-9
 #: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
 _NEGLIGIBLE = 1e-30
-GROWTH_CELLS = 2**21
+GROWTH_CELLS = 2**19
 #: Relative error bound of the closed-form tail masses and moments (scipy's log_ndtr).
 _CLOSED_FORM_ERROR = 1e-12
 #: Largest rise of the tilted sum's normaliser ``n log M(theta)`` above its minimum
@@ -72,6 +72,11 @@ _TILT_GROWTH = 4.0
 _MIN_BLANKET = 1e-300
 #: Largest number of lattice cells of one term per eps.
 MAX_CELLS = 2**24
+#: Largest number of Fourier nodes of the blanket sum per eps (beyond: a Chernoff bound).
+MAX_NODES = 2**22
+#: Where a Chernoff bound on the whole upper value is below this, it is the upper value
+#: (and the closed-form part the lower one): no Fourier sum.
+_NEGLIGIBLE_DELTA = 1e-19
 #: Relative error bound of each cell mass (Gauss-Legendre with a remainder below
 #: 1e-20 on pieces of width <= 1/8 sigma, plus float round-off of a few dozen ulps).
 _MASS_ERROR = 1e-13
@@ -109,6 +114,8 @@ class _VLaw:
             root_low, root_high = np.sqrt(lower), np.sqrt(upper)
             gap = (upper - lower) / (root_high + root_low)
             return gap / (root_low * root_high), gap**2 / root_high, gap**2 / root_low
+        if lower.shape[0] == 0:
+            return lower, lower, lower
         parts = [
             _gaussian_cells(self.parameter, lower[i : i + _BLOCK], upper[i : i + _BLOCK])
             for i in range(0, lower.shape[0], _BLOCK)
@@ -227,10 +234,10 @@ def _check_type(randomizer: object) -> None:
 class _Term:
     """The core of one blanket term ``Z / gamma`` at one eps, as cells and atoms in grid units.
 
-    The core is ``V <= v_plus`` on the branch ``Z = V - alpha`` and ``V <= v_minus`` on
-    the branch ``Z = 1 - alpha V``. ``atom_mass`` are the upper side's atoms (the lower
-    end one carries the branch's tail beyond ``v_minus``, moved up to the cut);
-    ``lower_atom_mass`` the lower side's (the true atoms of the law only).
+    The core is ``v_low <= V <= v_plus`` on the branch ``Z = V - alpha`` and
+    ``V <= v_minus`` on the branch ``Z = 1 - alpha V``. ``atom_mass`` are the upper
+    side's atoms (the lower end one carries the part below the core, moved up to
+    ``1 - alpha v_minus``); ``lower_atom_mass`` the lower side's (the law's own atoms).
     """
 
     cell_index: np.ndarray  # grid index j of cell [j h, (j+1) h]
@@ -242,12 +249,15 @@ class _Term:
     position_error: float  # absolute, same units as the grid
 
 
-def _branches(law: _VLaw, alpha: float, step: float, v_plus: float, v_minus: float) -> _Term:
-    # Branch "+": Z = V - alpha on V in [1, v_plus].
-    j_low = math.floor((1 - alpha) / step)
+def _branches(
+    law: _VLaw, alpha: float, step: float, cuts: tuple[float, float, float]
+) -> _Term:
+    v_low, v_plus, v_minus = cuts
+    # Branch "+": Z = V - alpha on V in [v_low, v_plus].
+    j_low = math.floor((v_low - alpha) / step)
     j_high = math.ceil((v_plus - alpha) / step)
     plus = np.arange(j_low, j_high)
-    edges = np.clip(alpha + np.arange(j_low, j_high + 1) * step, 1.0, v_plus)
+    edges = np.clip(alpha + np.arange(j_low, j_high + 1) * step, v_low, v_plus)
     mass_p, above_p, _ = law.cells(edges[:-1], edges[1:])
     offset_p = (edges[:-1] - alpha - plus * step) + above_p / np.where(mass_p > 0, mass_p, 1)
     # Branch "-": Z = 1 - alpha V on V in [1, v_minus].
@@ -264,10 +274,11 @@ def _branches(law: _VLaw, alpha: float, step: float, v_plus: float, v_minus: flo
     mass = 0.5 * np.concatenate((mass_m, mass_p))
     offset = np.clip(np.concatenate((offset_m, offset_p)) / step, 0.0, 1.0)
     keep = mass > 0
-    atoms = np.array([(1 - alpha * v_minus) / step, (v_plus - alpha) / step])
     # The law's own atom at v_max lies in the core on a branch cut at v_max.
     true_atoms = 0.5 * law.atom * np.array([v_minus >= law.v_max, v_plus >= law.v_max])
-    clipped = np.array([0.5 * law.survival(v_minus), 0.0])
+    clipped = np.array([0.5 * (law.survival(v_minus) + 1.0 - law.survival(v_low)), 0.0])
+    atoms = np.array([(1 - alpha * v_minus) / step, (v_plus - alpha) / step])
+    atoms[true_atoms + clipped == 0] = 0.0  # massless: kept out of the lattice's span
     scale = alpha * v_minus + v_plus + alpha + 1
     position_error = _OFFSET_ERROR * step + 32 * _UNIT_ROUNDOFF * scale
     return _Term(
@@ -318,8 +329,9 @@ class _Tails:
     """Closed forms of the parts of one term ``B Z / gamma`` beyond the core (module docstring).
 
     ``P``: ``Z = V - alpha`` with ``V > v_plus`` (``Z > t``); ``N``: ``Z = 1 - alpha V``
-    with ``V > v_minus``. Masses ``p``, ``q`` and first moments ``e_p``, ``e_n`` of
-    ``B Z / gamma`` on them; ``e_core`` on the core (``E[B Z / gamma] = 1 - alpha``).
+    with ``V > v_minus``, or ``Z = V - alpha`` with ``V < v_low``. Masses ``p``, ``q``
+    and first moments ``e_p``, ``e_n`` of ``B Z / gamma`` on them; ``e_core`` on the
+    core (``E[B Z / gamma] = 1 - alpha``).
     """
 
     p: float
@@ -332,19 +344,23 @@ class _Tails:
     core_error: float
 
     @classmethod
-    def of(cls, law: _VLaw, alpha: float, v_plus: float, v_minus: float) -> _Tails:
+    def of(cls, law: _VLaw, alpha: float, cuts: tuple[float, float, float]) -> _Tails:
+        v_low, v_plus, v_minus = cuts
         half = 0.5 * law.gamma
         survival_plus, survival_minus = law.survival(v_plus), law.survival(v_minus)
         moment_plus, moment_minus = law.moment_above(v_plus), law.moment_above(v_minus)
+        below = 1.0 - law.survival(v_low)
+        moment_below = (2.0 / law.gamma - 1.0 - law.moment_above(v_low)) if below > 0 else 0.0
         e_p = half * (moment_plus - alpha * survival_plus)
-        e_n = half * (survival_minus - alpha * moment_minus)
+        e_n = half * (survival_minus - alpha * moment_minus + moment_below - alpha * below)
         e_core = (1.0 - alpha) - e_p - e_n
         size = half * (moment_plus + alpha * survival_plus + survival_minus + alpha * moment_minus)
+        size += half * (moment_below + alpha * below + 2.0 / law.gamma)
         tail_error = _CLOSED_FORM_ERROR * half * (moment_plus + alpha * survival_plus)
         core_error = _CLOSED_FORM_ERROR * size + 8 * _UNIT_ROUNDOFF * (abs(1.0 - alpha) + size)
         return cls(
             half * survival_plus,
-            half * survival_minus,
+            half * (survival_minus + below),
             e_p,
             e_n,
             e_core,
@@ -387,7 +403,9 @@ def _chernoff_negative(z: np.ndarray, log_mass: np.ndarray, count: int, shift: f
 
     def log_bound(log_theta: float) -> float:
         theta = math.exp(log_theta)
-        log_mgf = float(logsumexp(log_mass - theta * z))
+        values = log_mass - theta * z
+        top = float(np.max(values))
+        log_mgf = top + math.log(float(np.sum(np.exp(values - top))))
         return -theta * shift - 1.0 - log_theta + count * log_mgf + slack
 
     low, high = math.log(1e-6 / (scale * count)), math.log(700.0 / scale)
@@ -534,16 +552,25 @@ def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
     v_cap = min(law.quantile_above(_NEGLIGIBLE), law.v_max)
     v_plus = min(alpha + t, v_cap)
     v_minus = min((1 + t) / alpha, v_cap)
+    cuts = (min(max(1.0, alpha - t), v_plus), v_plus, v_minus)
     local = step
     # A heavy atom at the top of Z (the Laplace's) goes exactly on the grid,
     # so that the contraction never has to round it (first order).
     if law.atom > _ALIGN_ATOM and v_plus >= law.v_max:
         local = (law.v_max - alpha) / math.ceil((law.v_max - alpha) / step)
-    term = _branches(law, alpha, local, v_plus, v_minus)
-    tails = _Tails.of(law, alpha, v_plus, v_minus)
+    term = _branches(law, alpha, local, cuts)
+    tails = _Tails.of(law, alpha, cuts)
     out = {}
+    first, masses = _lattice(term, law.gamma, "upper")
+    remainder = tails.p * _negative_part(first, masses, local, n - 1, v_plus - alpha, tails.p)
+    z, log_mass = _atoms(first, masses, local)
+    # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no Fourier sum.
+    cheap = _chernoff_negative(-z, log_mass, n, 0.0) / n
+    if cheap + max(tails.upper_term(n), 0.0) + remainder <= _NEGLIGIBLE_DELTA:
+        return max(tails.lower_term(n), 0.0), cheap + tails.upper_term(n) + remainder, 0.0
     for side in ("upper", "lower"):
-        first, masses = _lattice(term, law.gamma, side)
+        if side == "lower":
+            first, masses = _lattice(term, law.gamma, side)
         try:
             out[side] = positive_part_mean(
                 first,
@@ -554,19 +581,16 @@ def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
                 mass_error=_MASS_ERROR + 8 * _UNIT_ROUNDOFF,
                 position_error=term.position_error,
                 tilt_growth=_TILT_GROWTH,
+                max_nodes=MAX_NODES,
             )
         except FourierNodesError:
-            # Too wide a sum for the Fourier grid (a value far in the tail): Chernoff on
-            # E[(S)_+] = E[(-S)_-] for the upper side, nothing for the lower one.
-            z, log_mass = _atoms(first, masses, local)
-            out[side] = _chernoff_negative(-z, log_mass, n, 0.0) / n if side == "upper" else 0.0
-        if side == "upper":
-            remainder = tails.p * _negative_part(
-                first, masses, local, n - 1, v_plus - alpha, tails.p
-            )
+            # Too wide a sum for the Fourier grid: the Chernoff bound for the upper
+            # side, nothing for the lower one.
+            out[side] = cheap if side == "upper" else 0.0
+    out["upper"] = min(out["upper"], cheap)
     upper = out["upper"] + tails.upper_term(n) + remainder
     lower = out["lower"] + tails.lower_term(n)
-    saturated = v_plus >= v_cap and v_minus >= v_cap
+    saturated = v_plus >= v_cap and v_minus >= v_cap and cuts[0] == 1.0
     return lower, upper, remainder if not saturated else 0.0
 
 
