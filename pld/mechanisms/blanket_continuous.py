@@ -54,8 +54,8 @@ STEPS_PER_STD = 64
 _BULK_TAIL = 1e-4
 #: Initial reach of the core: the other users' drift plus this many standard deviations.
 _REACH_SDS = 10.0
-#: The reach grows (x4) until the Chernoff remainder is at most this share of the lower
-#: bound (or below ``_REMAINDER_FLOOR``), as long as the core has at most ``GROWTH_CELLS`` cells.
+#: The reach grows until the Chernoff remainder is at most this share of the lower
+#: bound (or below ``_REMAINDER_FLOOR``); the core has at most ``GROWTH_CELLS`` cells.
 REMAINDER_SHARE = 1e-4
 _REMAINDER_FLOOR = 1e-21
 #: The first reach aims at an estimated remainder below this (then ``REMAINDER_SHARE``).
@@ -63,6 +63,10 @@ _FIRST_TARGET = 1e-9
 #: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
 _NEGLIGIBLE = 1e-30
 GROWTH_CELLS = 2**19
+#: Beyond ``GROWTH_CELLS`` cells the reach still grows, with a step up to this many
+#: times the default (the lattice error grows like its square).
+_COARSENING = 8.0
+_ATTEMPTS = 4
 #: Relative error bound of the closed-form tail masses and moments (scipy's log_ndtr).
 _CLOSED_FORM_ERROR = 1e-12
 #: Largest rise of the tilted sum's normaliser ``n log M(theta)`` above its minimum
@@ -521,25 +525,32 @@ def profile_bounds(
     step = _validate.positive("grid_step", step)
     lower = np.zeros(eps.shape[0])
     upper = np.zeros(eps.shape[0])
+    smallest = _REACH_SDS * law.bulk_deviation()
+    if 2 * smallest / step > MAX_CELLS:
+        raise ValueError(
+            f"grid_step = {step:g} is too small: a term's core needs about "
+            f"{2 * smallest / step:.3g} lattice cells (limit {MAX_CELLS}); increase grid_step"
+        )
     for i, alpha in enumerate(np.exp(eps)):
         alpha = float(alpha)
         if alpha >= law.v_max:  # the Laplace's Z <= 0
             continue
-        smallest = _REACH_SDS * step * STEPS_PER_STD
-        if 2 * smallest / step > MAX_CELLS:
-            raise ValueError(
-                f"grid_step = {step:g} is too small: a term's core needs about "
-                f"{2 * smallest / step:.3g} lattice cells (limit {MAX_CELLS}); increase grid_step"
-            )
-        largest = max(GROWTH_CELLS * step / 2, smallest)
+        largest = GROWTH_CELLS * step / 2
         t = _cut_for(law, n, alpha, smallest, largest, _FIRST_TARGET)
-        lower[i], upper[i], remainder = _one_eps(law, n, alpha, step, t)
-        # Every reach gives a valid bracket: keep the best of both sides.
-        while remainder > max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR) and t < largest:
-            target = max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR) / 8
-            t = _cut_for(law, n, alpha, 2 * t, largest, target)
-            low, high, remainder = _one_eps(law, n, alpha, step, t)
+        local = step
+        lower[i], upper[i] = 0.0, math.inf
+        # Every (reach, step) gives a valid bracket: keep the best of both sides.
+        for _ in range(_ATTEMPTS):
+            low, high, remainder, failed = _one_eps(law, n, alpha, local, t)
             lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
+            wanted = max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR)
+            if failed and local < _COARSENING * step:  # Fourier grid too large: coarser
+                local *= 2
+            elif remainder > wanted and t < _COARSENING * largest:  # reach further
+                t = _cut_for(law, n, alpha, 2 * t, _COARSENING * largest, wanted / 8)
+                local = max(local, 2 * t / GROWTH_CELLS)
+            else:
+                break
     order = np.argsort(eps, kind="stable")
     upper[order] = np.minimum.accumulate(np.clip(upper[order], 0.0, 1.0))
     lower[order] = np.maximum.accumulate(np.clip(lower[order], 0.0, 1.0)[::-1])[::-1]
@@ -547,8 +558,9 @@ def profile_bounds(
 
 
 def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
-    """(lower, upper, remainder) at one eps with the core reach ``t`` (remainder 0: no use
-    in growing ``t``, the core already reaches the law's negligible tail)."""
+    """(lower, upper, remainder, failed) at one eps with the core reach ``t`` (remainder 0:
+    no use in growing ``t``, the core already reaches the law's negligible tail; failed:
+    the Fourier grid was too large, a Chernoff bound stands in)."""
     v_cap = min(law.quantile_above(_NEGLIGIBLE), law.v_max)
     v_plus = min(alpha + t, v_cap)
     v_minus = min((1 + t) / alpha, v_cap)
@@ -561,13 +573,15 @@ def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
     term = _branches(law, alpha, local, cuts)
     tails = _Tails.of(law, alpha, cuts)
     out = {}
+    failed = False
     first, masses = _lattice(term, law.gamma, "upper")
     remainder = tails.p * _negative_part(first, masses, local, n - 1, v_plus - alpha, tails.p)
     z, log_mass = _atoms(first, masses, local)
     # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no Fourier sum.
     cheap = _chernoff_negative(-z, log_mass, n, 0.0) / n
     if cheap + max(tails.upper_term(n), 0.0) + remainder <= _NEGLIGIBLE_DELTA:
-        return max(tails.lower_term(n), 0.0), cheap + tails.upper_term(n) + remainder, 0.0
+        upper = cheap + tails.upper_term(n) + remainder
+        return max(tails.lower_term(n), 0.0), upper, 0.0, False
     for side in ("upper", "lower"):
         if side == "lower":
             first, masses = _lattice(term, law.gamma, side)
@@ -587,11 +601,12 @@ def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
             # Too wide a sum for the Fourier grid: the Chernoff bound for the upper
             # side, nothing for the lower one.
             out[side] = cheap if side == "upper" else 0.0
+            failed = True
     out["upper"] = min(out["upper"], cheap)
     upper = out["upper"] + tails.upper_term(n) + remainder
     lower = out["lower"] + tails.lower_term(n)
     saturated = v_plus >= v_cap and v_minus >= v_cap and cuts[0] == 1.0
-    return lower, upper, remainder if not saturated else 0.0
+    return lower, upper, remainder if not saturated else 0.0, failed
 
 
 def local_mechanism(randomizer: Randomizer, loss_grid_step: float | None = None):
