@@ -173,6 +173,14 @@ class _VLaw:
         u = -float(ndtri_exp(math.log(mass) + float(log_ndtr(-a)))) - a
         return math.exp(self.parameter * max(u, 0.0))
 
+    def moment_quantile(self, moment: float) -> float:
+        """The ``v`` with ``E[V; V > v] = moment`` (Gaussian; ``v_max`` for the Laplace)."""
+        if self.kind == "laplace":
+            return self.v_max
+        a = self.parameter / 2
+        u = a - float(ndtri_exp(math.log(moment) + float(log_ndtr(-a))))
+        return math.exp(self.parameter * max(u, 0.0))
+
     def bulk_deviation(self) -> float:
         """Standard deviation of ``V`` given ``P(V > v) >= _BULK_TAIL`` (sets the grid step)."""
         top = self.quantile_above(_BULK_TAIL)
@@ -536,7 +544,13 @@ def profile_bounds(
         if alpha >= law.v_max:  # the Laplace's Z <= 0
             continue
         largest = GROWTH_CELLS * step / 2
-        t = _cut_for(law, n, alpha, smallest, largest, _FIRST_TARGET)
+        # Where the whole tail beyond v has E[V; V > v] negligible and v is affordable,
+        # the core reaches v (one attempt); else the reach is fitted to the drift.
+        short = law.moment_quantile(_NEGLIGIBLE_DELTA / law.gamma) - alpha
+        if smallest <= short <= largest:
+            t = short
+        else:
+            t = _cut_for(law, n, alpha, smallest, largest, _FIRST_TARGET)
         local = step
         lower[i], upper[i] = 0.0, math.inf
         # Every (reach, step) gives a valid bracket: keep the best of both sides.
