@@ -235,7 +235,8 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
         if continuous_best:
             from pld.mechanisms.blanket_continuous import best_profile_bounds
 
-            return [best_profile_bounds(randomizer, n, eps)], False
+            bracket = best_profile_bounds(randomizer, n, eps, chernoff_only=not lower_side)
+            return [bracket], False
         lower, upper = profile_bounds(randomizer, n, eps, lower_side=lower_side)
         components = [(lower, upper)]
         if use_clones:
@@ -295,7 +296,9 @@ def _cheap_upper(
     if _is_continuous_best(randomizer, analysis):
         from pld.mechanisms.blanket_continuous import best_profile_bounds
 
-        return best_profile_bounds(randomizer, n, eps, floor=CONTINUOUS_FLOOR)[1]
+        return best_profile_bounds(randomizer, n, eps, floor=CONTINUOUS_FLOOR, chernoff_only=True)[
+            1
+        ]
     if not isinstance(randomizer, FiniteRandomizer):
         # Ascending, one eps at a time, up to the first value below the floor: the
         # profile is non-increasing, and very large eps may be refused as too costly.

@@ -56,8 +56,8 @@ _BULK_TAIL = 1e-4
 _REACH_SDS = 10.0
 #: The reach grows until the Chernoff remainder is at most this share of the lower
 #: bound (or below ``_REMAINDER_FLOOR``); the core has at most ``GROWTH_CELLS`` cells.
-REMAINDER_SHARE = 1e-4
-_REMAINDER_FLOOR = 1e-21
+REMAINDER_SHARE = 1e-3
+_REMAINDER_FLOOR = 1e-20
 #: The first reach aims at an estimated remainder below this (then ``REMAINDER_SHARE``).
 _FIRST_TARGET = 1e-9
 #: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
@@ -261,9 +261,7 @@ class _Term:
     position_error: float  # absolute, same units as the grid
 
 
-def _branches(
-    law: _VLaw, alpha: float, step: float, cuts: tuple[float, float, float]
-) -> _Term:
+def _branches(law: _VLaw, alpha: float, step: float, cuts: tuple[float, float, float]) -> _Term:
     v_low, v_plus, v_minus = cuts
     # Branch "+": Z = V - alpha on V in [v_low, v_plus].
     j_low = math.floor((v_low - alpha) / step)
@@ -459,9 +457,7 @@ def default_grid_step(randomizer: Randomizer) -> float:
     return _v_law(randomizer).bulk_deviation() / STEPS_PER_STD
 
 
-def _cut_for(
-    law: _VLaw, n: int, alpha: float, t: float, largest: float, target: float
-) -> float:
+def _cut_for(law: _VLaw, n: int, alpha: float, t: float, largest: float, target: float) -> float:
     """A core reach from ``t`` up (at most ``largest``): the first on a geometric ladder
     whose estimated remainder ``p(t) E[(t + W_1 + ... + W_{n-1})_-]`` (a normal
     approximation of the sum) is below ``target``; the rigorous remainder is
@@ -482,7 +478,12 @@ def _cut_for(
 
 
 def profile_bounds(
-    randomizer: Randomizer, n: int, eps: np.ndarray, *, grid_step: float | None = None
+    randomizer: Randomizer,
+    n: int,
+    eps: np.ndarray,
+    *,
+    grid_step: float | None = None,
+    chernoff_only: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rigorous (lower, upper) of the one-round blanket delta(eps) of a shuffled randomizer.
 
@@ -510,6 +511,9 @@ def profile_bounds(
     grid_step : float, optional
         Lattice step for ``Z / gamma`` (default :func:`default_grid_step`);
         the bracket's width shrinks like its square.
+    chernoff_only : bool
+        Only a quick upper value (a Chernoff bound on the core instead of the Fourier
+        sum; lower values 0): for choosing grids.
 
     Returns
     -------
@@ -555,7 +559,7 @@ def profile_bounds(
         lower[i], upper[i] = 0.0, math.inf
         # Every (reach, step) gives a valid bracket: keep the best of both sides.
         for _ in range(_ATTEMPTS):
-            low, high, remainder, failed = _one_eps(law, n, alpha, local, t)
+            low, high, remainder, failed = _one_eps(law, n, alpha, local, t, chernoff_only)
             lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
             wanted = max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR)
             if failed and local < _COARSENING * step:  # Fourier grid too large: coarser
@@ -571,7 +575,7 @@ def profile_bounds(
     return lower, np.maximum(upper, lower)
 
 
-def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
+def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float, chernoff_only: bool):
     """(lower, upper, remainder, failed) at one eps with the core reach ``t`` (remainder 0:
     no use in growing ``t``, the core already reaches the law's negligible tail; failed:
     the Fourier grid was too large, a Chernoff bound stands in)."""
@@ -593,7 +597,7 @@ def _one_eps(law: _VLaw, n: int, alpha: float, step: float, t: float):
     z, log_mass = _atoms(first, masses, local)
     # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no Fourier sum.
     cheap = _chernoff_negative(-z, log_mass, n, 0.0) / n
-    if cheap + max(tails.upper_term(n), 0.0) + remainder <= _NEGLIGIBLE_DELTA:
+    if chernoff_only or cheap + max(tails.upper_term(n), 0.0) + remainder <= _NEGLIGIBLE_DELTA:
         upper = cheap + tails.upper_term(n) + remainder
         return max(tails.lower_term(n), 0.0), upper, 0.0, False
     for side in ("upper", "lower"):
@@ -662,7 +666,12 @@ def blanket_available(randomizer: Randomizer, n: int) -> bool:
 
 
 def best_profile_bounds(
-    randomizer: Randomizer, n: int, eps: np.ndarray, *, floor: float = 0.0
+    randomizer: Randomizer,
+    n: int,
+    eps: np.ndarray,
+    *,
+    floor: float = 0.0,
+    chernoff_only: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of ``min(blanket profile, local mechanism's profile)``, never refused.
 
@@ -687,6 +696,8 @@ def best_profile_bounds(
         Stop evaluating the blanket bound once its upper value is at most this,
         and return the minimum's first upper value at most this for every larger
         eps (on both sides: a valid, non-increasing upper profile).
+    chernoff_only : bool
+        The blanket component's quick upper values (:func:`profile_bounds`).
 
     Returns
     -------
@@ -702,7 +713,9 @@ def best_profile_bounds(
     for i in np.argsort(eps, kind="stable"):
         if held is None:
             try:
-                low, high = profile_bounds(randomizer, n, eps[i : i + 1])
+                low, high = profile_bounds(
+                    randomizer, n, eps[i : i + 1], chernoff_only=chernoff_only
+                )
                 lower[i], upper[i] = low[0], high[0]
                 if upper[i] <= floor:
                     held = float(upper[i])
