@@ -62,7 +62,7 @@ _REMAINDER_FLOOR = 1e-20
 _FIRST_TARGET = 1e-9
 #: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
 _NEGLIGIBLE = 1e-30
-GROWTH_CELLS = 2**19
+GROWTH_CELLS = 2**17
 #: Beyond ``GROWTH_CELLS`` cells the reach still grows, with a step up to this many
 #: times the default (the lattice error grows like its square).
 _COARSENING = 8.0
@@ -72,12 +72,15 @@ _CLOSED_FORM_ERROR = 1e-12
 #: Largest rise of the tilted sum's normaliser ``n log M(theta)`` above its minimum
 #: (``pld.mechanisms._blanket_sum``): the core's far upper tail must not dominate.
 _TILT_GROWTH = 4.0
+#: ``pld.shuffle``'s default evaluates the Gaussian's blanket bound only for
+#: ``(high - low) / sigma`` up to this (:func:`blanket_available`).
+BEST_MAX_RATIO = 1.5
 #: Smallest blanket mass accepted (below it, 1 / gamma overflows).
 _MIN_BLANKET = 1e-300
 #: Largest number of lattice cells of one term per eps.
 MAX_CELLS = 2**24
 #: Largest number of Fourier nodes of the blanket sum per eps (beyond: a Chernoff bound).
-MAX_NODES = 2**22
+MAX_NODES = 2**20
 #: Where a Chernoff bound on the whole upper value is below this, it is the upper value
 #: (and the closed-form part the lower one): no Fourier sum.
 _NEGLIGIBLE_DELTA = 1e-19
@@ -185,8 +188,14 @@ class _VLaw:
         """Standard deviation of ``V`` given ``P(V > v) >= _BULK_TAIL`` (sets the grid step)."""
         top = self.quantile_above(_BULK_TAIL)
         kept = 1.0 - self.survival(top) if top < self.v_max else 1.0
-        mean = (2.0 / self.gamma - 1.0 - self.moment_above(top)) / kept
-        return math.sqrt(max(self.second_moment_below(top) / kept - mean * mean, 1e-300))
+        if self.kind == "laplace":
+            mean = (2.0 / self.gamma - 1.0 - self.moment_above(top)) / kept
+        else:  # E[V; U <= u] = (Phi(u - a) - Phi(-a)) / Phi(-a), free of cancellation
+            a = self.parameter / 2
+            high, low = float(log_ndtr(self._log_u(top) - a)), float(log_ndtr(-a))
+            mean = math.exp(high - low) * -math.expm1(low - high) / kept
+        variance = self.second_moment_below(top) / kept - mean * mean
+        return math.sqrt(variance) if variance > (1e-6 * mean) ** 2 else mean
 
 
 def _gaussian_cells(k: float, lower: np.ndarray, upper: np.ndarray):
@@ -469,7 +478,8 @@ def _cut_for(law: _VLaw, n: int, alpha: float, t: float, largest: float, target:
         second = law.second_moment_below(v) - 2 * (2 / law.gamma - 1) + 1  # E[(V - 1)^2; core]
         spread = math.sqrt(max((n - 1) * 0.5 * law.gamma * (1 + alpha * alpha) * second, 1e-300))
         mean = t + (n - 1) * (1 - alpha)
-        negative = spread * math.exp(-0.5 * (mean / spread) ** 2) / math.sqrt(2 * math.pi)
+        ratio = min(abs(mean / spread), 1e100)
+        negative = spread * math.exp(-0.5 * ratio * ratio) / math.sqrt(2 * math.pi)
         negative -= mean * float(ndtr(-mean / spread))
         if p * max(negative, 0.0) <= target:
             break
@@ -657,7 +667,15 @@ def local_mechanism(randomizer: Randomizer, loss_grid_step: float | None = None)
 
 
 def blanket_available(randomizer: Randomizer, n: int) -> bool:
-    """Whether :func:`profile_bounds` evaluates the blanket bound at eps = 0 within its limits."""
+    """Whether ``pld.shuffle``'s default uses the blanket bound of a Gaussian randomizer.
+
+    Only for ``(high - low) / sigma <= BEST_MAX_RATIO`` (below, the law of a term
+    spans so many orders of magnitude that the evaluation takes minutes; the local
+    mechanism is then returned), and where :func:`profile_bounds` evaluates eps = 0.
+    """
+    if isinstance(randomizer, GaussianRandomizer):
+        if randomizer.sensitivity / randomizer.sigma > BEST_MAX_RATIO:
+            return False
     try:
         profile_bounds(randomizer, n, np.zeros(1))
     except ValueError:
