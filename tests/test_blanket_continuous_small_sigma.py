@@ -107,10 +107,12 @@ def test_hundred_users_against_monte_carlo():
     assert error < 0.02 * mean  # the check has teeth
 
 
-@pytest.mark.parametrize(("sigma", "n"), [(0.5, 100), (1.0, 100), (1.0, 10_000)])
+@pytest.mark.parametrize(
+    ("sigma", "n"), [(0.5, 100), (1.0, 100), pytest.param(1.0, 10_000, marks=pytest.mark.slow)]
+)
 def test_observer_lower_bound_below_and_local_mechanism_above(sigma, n):
     randomizer = pld.randomizers.gaussian(sigma)
-    eps = np.linspace(0.0, 3.0, 13) / math.sqrt(n) * 3
+    eps = np.linspace(0.0, 3.0, 6) / math.sqrt(n) * 3
     lower, upper = profile_bounds(randomizer, n, eps)
     assert np.all(lower <= upper)
     observed = observer(randomizer, n).delta_bounds(eps)[0]
@@ -121,16 +123,16 @@ def test_observer_lower_bound_below_and_local_mechanism_above(sigma, n):
 
 def test_monotone_in_sigma():
     """More noise never gives a larger delta: brackets must not contradict it."""
-    eps = np.array([0.0, 0.2, 0.5, 1.0, 2.0])
+    eps = np.array([0.0, 0.3, 1.0])
     previous = None
-    for sigma in (0.5, 0.75, 1.0, 1.5, 2.0):
+    for sigma in (0.5, 0.75, 1.0, 2.0):
         lower, upper = profile_bounds(pld.randomizers.gaussian(sigma), 100, eps)
         if previous is not None:
             assert np.all(lower <= previous[1] * (1 + 1e-12))
         previous = (lower, upper)
 
 
-@settings(max_examples=12, deadline=None, derandomize=True)
+@settings(max_examples=8, deadline=None, derandomize=True)
 @given(
     sigma=st.floats(0.5, 3.0),
     n=st.integers(1, 3000),
@@ -144,6 +146,7 @@ def test_property_bracket_between_observer_and_local(sigma, n, eps):
     assert observer(randomizer, n).delta_bounds([eps])[0][0] <= upper[0] + 1e-15
 
 
+@pytest.mark.slow
 def test_best_shuffle_gaussian_beats_the_local_mechanism_at_sigma_one():
     """sigma = 1, n = 100: eps(1e-6) one round, measured 0.94 (local mechanism 4.89,
     observer lower bound 0.40); before the tail split, "best" was the local mechanism."""
