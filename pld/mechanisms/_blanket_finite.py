@@ -30,7 +30,12 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from pld.mechanisms._blanket_smooth import SmoothingError, fast_logsumexp, smoothed_bounds
+from pld.mechanisms._blanket_smooth import (
+    SmoothingError,
+    fast_logsumexp,
+    smoothed_bounds,
+    tilt_roots,
+)
 
 #: Largest number of count vectors enumerated for one block (or the exact path).
 BLOCK_ATOMS = 60_000
@@ -119,24 +124,31 @@ def _exact(block: _Block, eps: float) -> tuple[float, float]:
     )
 
 
-def _saddle(values: np.ndarray, mass: np.ndarray) -> float:
-    """theta >= 0 with sum mass * v * e^(theta v) = 0 (0 if the mean is >= 0)."""
-    top = float(values.max())
+def _saddles(values: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    """Per row of ``values``: theta >= 0 with ``sum_k mass_k v_k e^(theta v_k) = 0``.
+
+    0 where the mean is >= 0; rows need a positive value (the mean then rises to
+    a positive limit, so a root exists where the mean at 0 is negative).
+    """
     log_mass = np.log(mass)
+    theta = np.zeros(values.shape[0])
+    negative = (values @ mass < 0.0) & (values.max(axis=1) > 0.0)
+    if not np.any(negative):
+        return theta
+    rows = values[negative]
+    high = 1.0 / np.maximum(rows.max(axis=1), 1e-300)
 
-    def slope(theta: float) -> float:
-        weights = np.exp(log_mass + theta * (values - top))
-        return float(np.dot(weights, values))
+    def mean(t: np.ndarray, selected: np.ndarray) -> np.ndarray:
+        log_w = log_mass + t[:, None] * selected
+        w = np.exp(log_w - np.max(log_w, axis=1, keepdims=True))
+        return np.sum(w * selected, axis=1)
 
-    if slope(0.0) >= 0.0:
-        return 0.0
-
-    high = 1.0 / max(top, 1e-300)
-    while slope(high) <= 0.0:
-        high *= 2.0
-    from scipy.optimize import brentq  # scipy.optimize takes 0.15 s to import
-
-    return float(brentq(slope, 0.0, high, xtol=1e-14 * high, rtol=1e-12))
+    growing = mean(high, rows) <= 0.0
+    while np.any(growing):
+        high[growing] *= 2.0
+        growing[growing] = mean(high[growing], rows[growing]) <= 0.0
+    theta[negative] = tilt_roots(rows, log_mass, np.zeros(rows.shape[0]), high)
+    return theta
 
 
 def positive_part_bounds(
@@ -181,6 +193,7 @@ def positive_part_bounds(
         mass_error = max(mass_error, (ATOM_MASS_ERROR * gamma + 4 * math.ulp(1.0)) / (1 - gamma))
     lower = np.zeros(eps.size)
     upper = np.zeros(eps.size)
+    thetas = np.zeros(eps.size) if exact else _tilts(rho_x, rho_y, mass, n, eps)
     for i, value in enumerate(eps):
         scale = math.exp(value)
         z = rho_x - scale * rho_y
@@ -190,8 +203,7 @@ def positive_part_bounds(
             lower[i], upper[i] = _exact(block, float(value))
             continue
         w_values[:-1] = z
-        theta = _saddle(w_values[keep], w_mass[keep])
-        theta = max(theta, 0.1 / math.sqrt(n * _tilted_variance(w_values[keep], w_mass[keep], 0)))
+        theta = float(thetas[i])
         # Chernoff: s_+ <= e^(theta s) / (e theta), so delta <= M(theta)^n / (e theta n).
         log_mgf = float(fast_logsumexp(log_mass + theta * w_values[keep]))
         log_chernoff = n * log_mgf - math.log(math.e * theta * n)
@@ -225,6 +237,24 @@ def positive_part_bounds(
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
+def _tilts(
+    rho_x: np.ndarray, rho_y: np.ndarray, mass: np.ndarray, n: int, eps: np.ndarray
+) -> np.ndarray:
+    """Chernoff tilt at each eps: the saddle point of W, at least ``0.1 / sd(S)``."""
+    w_mass = np.append(mass, max(0.0, 1.0 - float(mass.sum())))
+    keep = w_mass > 0
+    z = np.column_stack(
+        (rho_x[None, :] - np.exp(eps)[:, None] * rho_y[None, :], np.zeros(eps.size))
+    )
+    z, w_mass = z[:, keep], w_mass[keep]
+    weights = w_mass / w_mass.sum()
+    mean = z @ weights
+    variance = ((z - mean[:, None]) ** 2) @ weights
+    with np.errstate(divide="ignore"):
+        floor = 0.1 / np.sqrt(n * variance)
+    return np.maximum(_saddles(z, w_mass), floor)
+
+
 def chernoff_upper(
     rho_x: np.ndarray, rho_y: np.ndarray, mass: np.ndarray, n: int, eps: np.ndarray
 ) -> np.ndarray:
@@ -235,21 +265,16 @@ def chernoff_upper(
     """
     w_mass = np.append(mass, max(0.0, 1.0 - float(mass.sum())))
     keep = w_mass > 0
+    z = np.column_stack(
+        (rho_x[None, :] - np.exp(eps)[:, None] * rho_y[None, :], np.zeros(eps.size))
+    )
+    z = z[:, keep]
+    live = z.max(axis=1) > 0.0
     out = np.zeros(eps.size)
-    for i, value in enumerate(eps):
-        z = np.append(rho_x - math.exp(value) * rho_y, 0.0)[keep]
-        if float(z.max()) <= 0.0:
-            continue
-        theta = _saddle(z, w_mass[keep])
-        theta = max(theta, 0.1 / math.sqrt(n * _tilted_variance(z, w_mass[keep], 0)))
-        log_mgf = float(fast_logsumexp(np.log(w_mass[keep]) + theta * z))
-        log_bound = n * log_mgf - math.log(math.e * theta * n)
-        out[i] = min(1.0, math.exp(min(log_bound, 0.0)) * (1 + 1e-6))
+    if not np.any(live):
+        return out
+    theta = _tilts(rho_x, rho_y, mass, n, eps[live])
+    log_mgf = fast_logsumexp(np.log(w_mass[keep])[None, :] + theta[:, None] * z[live], axis=1)
+    log_bound = n * log_mgf - np.log(math.e * theta * n)
+    out[live] = np.minimum(1.0, np.exp(np.minimum(log_bound, 0.0)) * (1 + 1e-6))
     return out
-
-
-def _tilted_variance(values: np.ndarray, mass: np.ndarray, theta: float) -> float:
-    log_w = np.log(mass) + theta * (values - values.max())
-    weights = np.exp(log_w - fast_logsumexp(log_w))
-    mean = float(np.dot(weights, values))
-    return float(np.dot(weights, (values - mean) ** 2))
