@@ -176,8 +176,8 @@ def positive_part_bounds(
     budget : int
         Largest number of count vectors enumerated by the exact path.
     lower_side : bool
-        Kept for callers that only need the upper values; both sides come from one
-        evaluation.
+        False: only the upper values (lower 0) where the characteristic function is
+        used (the exact path gives both).
     """
     classes = mass.size
     exact = count_compositions(n, classes + 1) <= budget
@@ -193,7 +193,7 @@ def positive_part_bounds(
         mass_error = max(mass_error, (ATOM_MASS_ERROR * gamma + 4 * math.ulp(1.0)) / (1 - gamma))
     lower = np.zeros(eps.size)
     upper = np.zeros(eps.size)
-    thetas = np.zeros(eps.size) if exact else _tilts(rho_x, rho_y, mass, n, eps)
+    roots, thetas = (None, None) if exact else _tilts(rho_x, rho_y, mass, n, eps)
     for i, value in enumerate(eps):
         scale = math.exp(value)
         z = rho_x - scale * rho_y
@@ -224,6 +224,8 @@ def positive_part_bounds(
                 n,
                 mass_error=mass_error,
                 position_errors=errors,
+                upper_only=not lower_side,
+                saddle=None if flip else float(roots[i]),
             )
         except SmoothingError:
             lower[i], upper[i] = 0.0, 1.0
@@ -239,8 +241,8 @@ def positive_part_bounds(
 
 def _tilts(
     rho_x: np.ndarray, rho_y: np.ndarray, mass: np.ndarray, n: int, eps: np.ndarray
-) -> np.ndarray:
-    """Chernoff tilt at each eps: the saddle point of W, at least ``0.1 / sd(S)``."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(saddle point of W, Chernoff tilt) at each eps; the tilt is at least ``0.1 / sd(S)``."""
     w_mass = np.append(mass, max(0.0, 1.0 - float(mass.sum())))
     keep = w_mass > 0
     z = np.column_stack(
@@ -252,7 +254,8 @@ def _tilts(
     variance = ((z - mean[:, None]) ** 2) @ weights
     with np.errstate(divide="ignore"):
         floor = 0.1 / np.sqrt(n * variance)
-    return np.maximum(_saddles(z, w_mass), floor)
+    roots = _saddles(z, w_mass)
+    return roots, np.maximum(roots, floor)
 
 
 def chernoff_upper(
@@ -273,7 +276,7 @@ def chernoff_upper(
     out = np.zeros(eps.size)
     if not np.any(live):
         return out
-    theta = _tilts(rho_x, rho_y, mass, n, eps[live])
+    theta = _tilts(rho_x, rho_y, mass, n, eps[live])[1]
     log_mgf = fast_logsumexp(np.log(w_mass[keep])[None, :] + theta[:, None] * z[live], axis=1)
     log_bound = n * log_mgf - np.log(math.e * theta * n)
     out[live] = np.minimum(1.0, np.exp(np.minimum(log_bound, 0.0)) * (1 + 1e-6))

@@ -161,11 +161,14 @@ def tilt_roots(
     return theta
 
 
-def saddle_tilt(values: np.ndarray, log_mass: np.ndarray, n: int) -> float:
+def saddle_tilt(
+    values: np.ndarray, log_mass: np.ndarray, n: int, saddle: float | None = None
+) -> float:
     """A tilt theta > 0: the saddle point (tilted mean 0), raised to ``theta sd_theta(S) >= 1``.
 
     Any theta gives an exact identity; the floor keeps the kernel's reach ``~1/theta``
     within a few tilted standard deviations, which sets the number of nodes.
+    ``saddle``: the saddle point if the caller knows it (0 where the mean is >= 0).
     """
 
     def moments(theta: float) -> tuple[float, float]:
@@ -176,7 +179,9 @@ def saddle_tilt(values: np.ndarray, log_mass: np.ndarray, n: int) -> float:
         return mean, math.sqrt(max(n * float(np.dot(w, (values - mean) ** 2)), 1e-300))
 
     theta = 1.0 / moments(0.0)[1]
-    if moments(theta)[0] < 0:
+    if saddle is not None:
+        theta = max(theta, saddle)  # the tilted mean rises with theta
+    elif moments(theta)[0] < 0:
         high = 2 * theta
         while moments(high)[0] < 0 and high < 1e300:
             high *= 2.0
@@ -374,6 +379,8 @@ def smoothed_bounds(
     mass_error: float,
     position_errors: np.ndarray,
     smoothing: float = SMOOTHING,
+    upper_only: bool = False,
+    saddle: float | None = None,
 ) -> tuple[float, float]:
     """(lower, upper) on ``(1/n) E[(W_1 + ... + W_n)_+]`` (module docstring).
 
@@ -392,6 +399,10 @@ def smoothed_bounds(
         is evaluated at ``values + position_errors``, the lower at ``values - ...``.
     smoothing : float
         Smoothing width as a fraction of ``min(1/theta, sd(S))``, in (0, 0.1].
+    upper_only : bool
+        Only the upper value (the lower is then 0), in one attempt.
+    saddle : float, optional
+        The root of W's tilted mean if known (0 where the mean is >= 0): saves a search.
 
     Returns
     -------
@@ -407,7 +418,7 @@ def smoothed_bounds(
     ups, downs = values + position_errors, values - position_errors
     if float(np.max(ups)) <= 0.0:
         return 0.0, 0.0
-    theta = saddle_tilt(values, log_mass, n)
+    theta = saddle_tilt(values, log_mass, n, saddle)
     log_tilted = log_mass + theta * values
     tilted = np.exp(log_tilted - fast_logsumexp(log_tilted))
     mean = float(np.dot(tilted, values))
@@ -428,6 +439,10 @@ def smoothed_bounds(
                 break
             raise SmoothingError(f"{needed} Fourier nodes needed (limit {MAX_NODES})")
         common = (n, theta, width, period, count, (low, high, sd), mass_error)
+        if upper_only:
+            logs = _evaluate(values, log_mass, *common, shift, ("upper",))
+            logs["lower"] = -math.inf
+            break
         if theta * shift <= _SHARED_SHIFT:
             # One characteristic function; the kernels move by +-shift (module docstring).
             logs = _evaluate(values, log_mass, *common, shift, ("upper", "lower"))
