@@ -445,3 +445,50 @@ def test_smoothed_path_with_a_positive_mean_against_the_exact_sum():
         assert np.all(upper - lower <= 1e-3 * upper)
     composed = pld.shuffle(randomizer, 10**5).self_compose(2)
     assert composed.epsilon_bounds(1e-6, rel_accuracy=1.0) == (math.inf, math.inf)
+
+
+def test_saddles_are_the_roots_of_the_tilted_mean():
+    # Independent root: scipy's brentq on the mean of the tilted law, one row at a time.
+    from scipy.optimize import brentq
+
+    from pld.mechanisms._blanket_finite import _saddles
+
+    rng = np.random.default_rng(11)
+    mass = rng.dirichlet(np.ones(6))
+    rows = rng.normal(size=(40, 6)) * rng.uniform(0.01, 30, size=(40, 1))
+    rows[0] = -np.abs(rows[0])  # no positive value: no root, 0
+    rows[1] = np.abs(rows[1])  # a non-negative mean: 0
+    theta = _saddles(rows, mass)
+
+    def mean(t: float, row: np.ndarray) -> float:
+        log_w = np.log(mass) + t * row
+        return float(np.dot(np.exp(log_w - log_w.max()), row))
+
+    assert theta[0] == 0 and theta[1] == 0
+    for row, value in zip(rows[2:], theta[2:], strict=True):
+        if mean(0.0, row) >= 0:
+            assert value == 0
+            continue
+        high = 1.0
+        while mean(high, row) <= 0:
+            high *= 2
+        root = brentq(mean, 0.0, high, args=(row,), xtol=1e-15, rtol=1e-13)
+        assert value == pytest.approx(root, rel=1e-9)  # both solvers converge to 1e-12
+
+
+def test_chernoff_upper_is_above_the_exact_sum_and_the_upper_only_path():
+    # The vectorised Chernoff bound and the upper-only smoothed values against the
+    # exact enumeration (n = 30) and the two-sided evaluation (n = 10^5: same upper).
+    from pld.mechanisms._blanket_finite import chernoff_upper
+
+    rng = np.random.default_rng(3)
+    probs = rng.uniform(0.1, 1.0, size=(3, 5))
+    r = pld.randomizers.matrix(probs / probs.sum(axis=1, keepdims=True))
+    eps = np.linspace(0.0, 1.5, 16)
+    for classes in r.blanket_classes():
+        lower, upper = positive_part_bounds(*classes, 30, eps)
+        assert np.all(chernoff_upper(*classes, 30, eps) >= upper)
+        both = positive_part_bounds(*classes, 10**5, eps)
+        only = positive_part_bounds(*classes, 10**5, eps, lower_side=False)
+        np.testing.assert_array_equal(only[1], both[1])
+        assert np.all(only[0] <= both[0])
