@@ -468,13 +468,16 @@ def shuffle(
 # -- the protocol's own lower bound --------------------------------------------------
 
 
-def _log_multinomial(total: int, a: np.ndarray, b: np.ndarray, log_pi: np.ndarray) -> np.ndarray:
+def _log_multinomial(
+    total: int, a: np.ndarray, b: np.ndarray, log_pi: np.ndarray, log_factorial: np.ndarray
+) -> np.ndarray:
+    """Log multinomial mass of counts (a, b, total - a - b); ``log_factorial[k] = log k!``."""
     rest = total - a - b
     valid = (a >= 0) & (b >= 0) & (rest >= 0)
     a_, b_, r_ = (np.where(valid, v, 0) for v in (a, b, rest))
     with np.errstate(invalid="ignore"):
         terms = [np.where(c > 0, c * lp, 0.0) for c, lp in zip((a_, b_, r_), log_pi, strict=True)]
-    value = gammaln(total + 1.0) - gammaln(a_ + 1.0) - gammaln(b_ + 1.0) - gammaln(r_ + 1.0)
+    value = log_factorial[total] - log_factorial[a_] - log_factorial[b_] - log_factorial[r_]
     return np.where(valid, value + terms[0] + terms[1] + terms[2], -np.inf)
 
 
@@ -507,7 +510,8 @@ def observer_pmfs(
     a = np.repeat(np.arange(a_lo, a_hi + 1), b_hi - b_lo + 1)
     b = np.tile(np.arange(b_lo, b_hi + 1), a_hi - a_lo + 1)
     shifts = ((1, 0), (0, 1), (0, 0))
-    others = [_log_multinomial(n - 1, a - s, b - t, log_o) for s, t in shifts]
+    log_factorial = gammaln(np.arange(n, dtype=np.float64) + 1.0)  # the same values, tabulated
+    others = [_log_multinomial(n - 1, a - s, b - t, log_o, log_factorial) for s, t in shifts]
     log_p = logsumexp([log_x[g] + others[g] for g in range(3)], axis=0)
     log_q = logsumexp([log_y[g] + others[g] for g in range(3)], axis=0)
     keep = np.isfinite(log_p) | np.isfinite(log_q)
