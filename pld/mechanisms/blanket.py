@@ -471,14 +471,20 @@ def shuffle(
 def _log_multinomial(
     total: int, a: np.ndarray, b: np.ndarray, log_pi: np.ndarray, log_factorial: np.ndarray
 ) -> np.ndarray:
-    """Log multinomial mass of counts (a, b, total - a - b); ``log_factorial[k] = log k!``."""
-    rest = total - a - b
-    valid = (a >= 0) & (b >= 0) & (rest >= 0)
-    a_, b_, r_ = (np.where(valid, v, 0) for v in (a, b, rest))
+    """Log multinomial masses of the counts (a_i, b_j, total - a_i - b_j), row-major in (i, j).
+
+    ``a`` and ``b`` are 1-d; ``log_factorial[k] = log k!`` for k = 0..total. The
+    parts that depend on one count are computed once per count and broadcast.
+    """
+    a2, b2 = a[:, None], b[None, :]
+    rest = total - a2 - b2
+    valid = (a2 >= 0) & (b2 >= 0) & (rest >= 0)
+    a_, b_, r_ = (np.clip(v, 0, total) for v in (a, b, rest))
     with np.errstate(invalid="ignore"):
         terms = [np.where(c > 0, c * lp, 0.0) for c, lp in zip((a_, b_, r_), log_pi, strict=True)]
-    value = log_factorial[total] - log_factorial[a_] - log_factorial[b_] - log_factorial[r_]
-    return np.where(valid, value + terms[0] + terms[1] + terms[2], -np.inf)
+    value = (log_factorial[total] - log_factorial[a_])[:, None] - log_factorial[b_][None, :]
+    value = value - log_factorial[r_] + terms[0][:, None] + terms[1][None, :] + terms[2]
+    return np.where(valid, value, -np.inf).ravel()
 
 
 def _log_sum_three(terms: list[np.ndarray]) -> np.ndarray:
@@ -522,8 +528,7 @@ def observer_pmfs(
         b_lo, b_hi = 0, 0
     with np.errstate(divide="ignore"):
         log_x, log_y, log_o = np.log(pi_x), np.log(pi_y), np.log(pi_others)
-    a = np.repeat(np.arange(a_lo, a_hi + 1), b_hi - b_lo + 1)
-    b = np.tile(np.arange(b_lo, b_hi + 1), a_hi - a_lo + 1)
+    a, b = np.arange(a_lo, a_hi + 1), np.arange(b_lo, b_hi + 1)
     shifts = ((1, 0), (0, 1), (0, 0))
     log_factorial = gammaln(np.arange(n, dtype=np.float64) + 1.0)  # the same values, tabulated
     others = [_log_multinomial(n - 1, a - s, b - t, log_o, log_factorial) for s, t in shifts]
