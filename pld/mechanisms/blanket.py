@@ -114,7 +114,8 @@ OBSERVER_SCORE_EPS = np.linspace(0.0, 2.0, 41)
 #: beyond it the "below 1" group is merged into the rest (a post-processing).
 OBSERVER_MAX_ATOMS = 20_000_000
 #: Largest n the finite observer accepts: its cost grows about linearly in n
-#: (measured: 0.4 s at 1e4, 4 s at 1e5, 22 s at 1e6 on the 2-core machine).
+#: (measured, Hadamard response: 8 s at 1e5, 20 s at 1e6 of process time on the loaded
+#: 2-core machine, two thirds of it in ``from_pmfs``).
 OBSERVER_MAX_USERS = 10**6
 #: Largest n the finite blanket evaluation accepts: its cost is about flat in n (the
 #: characteristic function's n-th power) and its float error bounds grow like n; at
