@@ -126,16 +126,21 @@ def test_extended_spectrum_within_stated_bound(method, units):
     assert bound <= units * unit * 1.000001
     worst = 0.0
     for value, k in zip(values, bins, strict=True):
-        turns = [mpmath.mpf((pmf.offset + j) * int(k)) / length for j in range(masses.size)]
-        exact = mpmath.fsum(
-            mpmath.mpf(float(m)) * mpmath.expjpi(-2 * turn)
-            for m, turn in zip(masses, turns, strict=True)
-            if m > 0
-        )
+        exact = _exact_transform(pmf.offset, masses, int(k), length)
         error = abs(mpmath.mpc(_exact(value.real), _exact(value.imag)) - exact)
         assert error <= bound
         worst = max(worst, float(error))
     assert worst > 0.0  # the comparison resolves extended-precision errors
+
+
+def _exact_transform(offset: int, masses: np.ndarray, k: int, length: int):
+    """Bin k of the length-``length`` DFT of masses at grid indices offset + j, in mpmath."""
+    turns = [mpmath.mpf((offset + j) * k) / length for j in range(masses.size)]
+    return mpmath.fsum(
+        mpmath.mpf(float(m)) * mpmath.expjpi(-2 * turn)
+        for m, turn in zip(masses, turns, strict=True)
+        if m > 0
+    )
 
 
 def test_extended_fold_of_a_long_pmf():
@@ -147,12 +152,7 @@ def test_extended_fold_of_a_long_pmf():
     values, bound = hot_bins._pruned_spectrum(pmf, length, bins, 8)
     assert bound <= (16 + 24 + 7 + 2) * fft.EXTENDED_UNIT_ROUNDOFF * 1.000001
     for value, k in zip(values, bins, strict=True):
-        turns = [mpmath.mpf((pmf.offset + j) * int(k)) / length for j in range(masses.size)]
-        exact = mpmath.fsum(
-            mpmath.mpf(float(m)) * mpmath.expjpi(-2 * turn)
-            for m, turn in zip(masses, turns, strict=True)
-            if m > 0
-        )
+        exact = _exact_transform(pmf.offset, masses, int(k), length)
         assert abs(mpmath.mpc(_exact(value.real), _exact(value.imag)) - exact) <= bound
 
 
