@@ -437,3 +437,22 @@ def test_best_shuffle_gaussian_is_within_eight_percent_of_the_protocol_lower_bou
     upper = pld.shuffle(randomizer, n, num_points=16).epsilon_bounds(1e-6)[1]
     lower = pld.shuffle_observer(randomizer, n).epsilon_bounds(1e-6)[0]
     assert lower <= upper <= 1.09 * lower
+
+
+def test_gaussian_shuffle_bracket_contains_finer_grids_upper_bound():
+    """The bracket holds the composition of the exact one-round profile, not only of its
+    connect-the-dots interpolant: a finer eps grid's upper bound (valid, and nearer the
+    exact profile) must not fall below the coarse grid's lower bound. With the lower
+    side taken at the grid values alone, it did (48 points: coarse lower 0.4 % above the
+    96-point upper)."""
+    randomizer = pld.randomizers.gaussian(sigma=9.48)
+    coarse = pld.shuffle(randomizer, 100, num_points=48)
+    fine = pld.shuffle(randomizer, 100, num_points=96)
+    for rounds in (1, 100):
+        c = coarse.self_compose(rounds) if rounds > 1 else coarse
+        f = fine.self_compose(rounds) if rounds > 1 else fine
+        c_low, c_up = c.epsilon_bounds(1e-6, rel_accuracy=1.0)
+        f_low, f_up = f.epsilon_bounds(1e-6, rel_accuracy=1.0)
+        assert c_low <= f_up and f_low <= c_up
+        assert f_up <= c_up * (1 + 1e-9)  # the finer grid is tighter
+        assert c_up - c_low <= 0.05 * c_up  # and the coarse bracket stays useful

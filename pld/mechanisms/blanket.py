@@ -225,8 +225,8 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
     The function returns ``(components, convex)``: the (lower, upper) brackets of
     the profiles whose pointwise minimum is the analysis (the blanket profile, and
     the clones profile where ``analysis="best"`` uses it), and whether each is a
-    convex profile (false for the continuous randomizers' "best", whose bracket is
-    already that of a minimum).
+    convex profile (false only where the continuous randomizers' blanket values were
+    held past a refused evaluation: ``best_profile_components``).
     """
     eps0 = randomizer.eps0
     use_clones = analysis == "best" and 0.0 < eps0 <= 50.0
@@ -234,10 +234,9 @@ def _profile_function(randomizer: Randomizer, n: int, analysis: str):
 
     def evaluate(eps: np.ndarray, lower_side: bool = True):
         if continuous_best:
-            from pld.mechanisms.blanket_continuous import best_profile_bounds
+            from pld.mechanisms.blanket_continuous import best_profile_components
 
-            bracket = best_profile_bounds(randomizer, n, eps, chernoff_only=not lower_side)
-            return [bracket], False
+            return best_profile_components(randomizer, n, eps, chernoff_only=not lower_side)
         lower, upper = profile_bounds(randomizer, n, eps, lower_side=lower_side)
         components = [(lower, upper)]
         if use_clones:

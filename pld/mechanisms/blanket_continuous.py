@@ -722,6 +722,57 @@ def best_profile_bounds(
     lower, upper : ndarray
         Bracket of the minimum profile, in [0, 1].
     """
+    components, _ = best_profile_components(
+        randomizer, n, eps, floor=floor, chernoff_only=chernoff_only
+    )
+    eps = _check_eps(eps)
+    lower = np.minimum.reduce([low for low, _ in components])
+    upper = np.minimum.reduce([high for _, high in components])
+    if floor > 0:
+        # The minimum, too, is held from its first value at the floor on, so that a
+        # grid ending at the floor does not move out with the local profile's tail.
+        order = np.argsort(eps, kind="stable")
+        at_floor = np.flatnonzero(upper[order] <= floor)
+        if at_floor.size:
+            rest = order[at_floor[0] :]
+            lower[rest] = upper[rest] = upper[order[at_floor[0]]]
+    return lower, upper
+
+
+def best_profile_components(
+    randomizer: Randomizer,
+    n: int,
+    eps: np.ndarray,
+    *,
+    floor: float = 0.0,
+    chernoff_only: bool = False,
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+    """The (lower, upper) brackets of the profiles whose minimum :func:`best_profile_bounds` is.
+
+    The blanket profile's bracket (held from the first refused or floor value on,
+    as described there) and, where it exists, the local mechanism's. The flag says
+    whether nothing was held: then each bracket is that of a convex privacy profile
+    (the blanket term is ``E[(A - e^eps B)_+]``, convex in ``e^eps``; the local
+    mechanism's is a hockey-stick divergence), so a lower curve below every profile
+    between grid points can be built from them (``profile.below_every_profile``).
+
+    Parameters
+    ----------
+    randomizer : GaussianRandomizer or LaplaceRandomizer
+    n : int
+        Number of users, >= 1.
+    eps : array_like
+        Values of eps >= 0 (nats).
+    floor, chernoff_only
+        As in :func:`best_profile_bounds`.
+
+    Returns
+    -------
+    components : list of (lower, upper)
+        Brackets in [0, 1] at ``eps``.
+    convex : bool
+        True when no blanket value was held.
+    """
     _check_type(randomizer)
     n = _validate.integer_at_least("n", n, 1)
     eps = _check_eps(eps)
@@ -741,20 +792,11 @@ def best_profile_bounds(
             except ValueError:
                 held = float(np.min(upper))
         lower[i] = upper[i] = held
+    components = [(lower, upper)]
     local = local_mechanism(randomizer, _LOCAL_LOSS_STEP)
     if local is not None:
-        local_lower, local_upper = local.delta_bounds(eps, rel_accuracy=1.0)  # no refinement
-        lower = np.minimum(lower, local_lower)
-        upper = np.minimum(upper, local_upper)
-    if floor > 0:
-        # The minimum, too, is held from its first value at the floor on, so that a
-        # grid ending at the floor does not move out with the local profile's tail.
-        order = np.argsort(eps, kind="stable")
-        at_floor = np.flatnonzero(upper[order] <= floor)
-        if at_floor.size:
-            rest = order[at_floor[0] :]
-            lower[rest] = upper[rest] = upper[order[at_floor[0]]]
-    return lower, upper
+        components.append(local.delta_bounds(eps, rel_accuracy=1.0))  # no refinement
+    return components, held is None
 
 
 def _laplace_count_pair(randomizer: LaplaceRandomizer, n: int) -> tuple[np.ndarray, ...]:
