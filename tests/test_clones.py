@@ -359,7 +359,7 @@ def test_numpy_scatter_assigns_every_point_the_kernels_cell(
             cell_p, cell_q = np.zeros(n_cells), np.zeros(n_cells)
             _clones_kernels._scatter_rows(
                 np.array([t]), np.array([low]), np.ones(1), np.ones(1), n, pair.r,
-                pair.one_minus_r, pair.blanket, step, edges, first_cell, cell_p, cell_q,
+                pair.blanket, step, edges, first_cell, cell_p, cell_q,
             )  # fmt: skip
             occupied = np.flatnonzero(cell_p)
             theirs[low], theirs[t - low] = occupied[0], occupied[-1]

@@ -349,7 +349,6 @@ def _scatter_with_kernel(
             window_mass[start:stop],
             pair.n,
             pair.r,
-            pair.one_minus_r,
             pair.blanket,
             step,
             edges,

@@ -77,12 +77,6 @@ def _row_thresholds(
 
 
 @numba.njit(cache=True)
-def _at_or_above(a: int, t: int, r: float, blanket_t: float, edge: float) -> bool:
-    """e^s(a, t - a) >= edge, as (a + r b + c_t) >= edge (r a + b + c_t)."""
-    return a + r * (t - a) + blanket_t >= edge * (r * a + (t - a) + blanket_t)
-
-
-@numba.njit(cache=True)
 def _scatter_rows(
     totals: np.ndarray,
     lows: np.ndarray,
@@ -90,7 +84,6 @@ def _scatter_rows(
     row_window_mass: np.ndarray,
     n: int,
     r: float,
-    one_minus_r: float,
     blanket: float,
     step: float,
     edges: np.ndarray,
@@ -110,9 +103,11 @@ def _scatter_rows(
     The point (a, b) lies in cell ``first_cell + j`` when ``edges[j] <= e^s <
     edges[j + 1]`` with ``edges[j] = exp((first_cell + j) step)`` and
     e^s = (a + r b + c_t) / (r a + b + c_t); the comparisons are made without
-    division or logarithm. The loss increases with a, so each cell is one run of
-    a; its end is the closed-form root a* = (x (t + c) - (r t + c)) / ((1 - r)(1 + x))
-    of e^s = x, corrected by comparisons. Each run's β-sums are summed directly
+    division or logarithm.
+    The loss increases with a, so each cell is one run of a: the first point's
+    cell comes from its loss, corrected by comparisons, and the walk then merges
+    the increasing points with the increasing edges, one comparison per point
+    and per edge crossed. Each run's β-sums are summed directly, in order of a
     (not as differences of prefix sums, which would lose the relative accuracy
     of the small tail runs).
     """
@@ -158,38 +153,28 @@ def _scatter_rows(
             j -= 1
         while j < last and numerator >= edges[j + 1] * denominator:
             j += 1
-        a = lo
-        while True:
-            # The run of cell j ends before the first a' > a with e^s(a') >= edges[j + 1]:
-            # the closed-form root of s = (first_cell + j + 1) step, corrected by comparisons.
-            stop = hi + 1
-            if j < last:
-                edge = edges[j + 1]
-                if edge > 1.0:
-                    guess = ((t + blanket_t) - (r * t + blanket_t) / edge) / (
-                        one_minus_r * (1.0 + 1.0 / edge)
-                    )
-                else:
-                    guess = (edge * (t + blanket_t) - (r * t + blanket_t)) / (
-                        one_minus_r * (1.0 + edge)
-                    )
-                stop = int(min(max(math.ceil(min(max(guess, a + 1.0), hi + 1.0)), a + 1), hi + 1))
-                while stop > a + 1 and _at_or_above(stop - 1, t, r, blanket_t, edge):
-                    stop -= 1
-                while stop <= hi and not _at_or_above(stop, t, r, blanket_t, edge):
-                    stop += 1
-            unshifted = 0.0  # sum of β(a') over the run
-            for k in range(a - base, stop - base):
-                unshifted += beta[k]
-            shifted = unshifted - beta[stop - 1 - base] + beta[a - 1 - base]  # sum of β(a' - 1)
-            both = gamma * (shifted + unshifted)
-            cell_p[j] += weight * (shifted + r * unshifted + both)
-            cell_q[j] += weight * (r * shifted + unshifted + both)
-            if stop > hi:
-                break
-            a = stop
-            j += 1
-            while j < last and _at_or_above(a, t, r, blanket_t, edges[j + 1]):
+        upper_edge = edges[j + 1] if j < last else math.inf
+        start = lo
+        unshifted = 0.0  # sum of β(a') over the run
+        for a in range(lo, hi + 1):
+            numerator = a + r * (t - a) + blanket_t
+            denominator = r * a + (t - a) + blanket_t
+            if numerator >= upper_edge * denominator:
+                # a opens a later cell: the run [start, a) of cell j is complete.
+                shifted = unshifted - beta[a - 1 - base] + beta[start - 1 - base]
+                both = gamma * (shifted + unshifted)
+                cell_p[j] += weight * (shifted + r * unshifted + both)
+                cell_q[j] += weight * (r * shifted + unshifted + both)
                 j += 1
+                while j < last and numerator >= edges[j + 1] * denominator:
+                    j += 1
+                upper_edge = edges[j + 1] if j < last else math.inf
+                start = a
+                unshifted = 0.0
+            unshifted += beta[a - base]
+        shifted = unshifted - beta[hi - base] + beta[start - 1 - base]  # sum of β(a' - 1)
+        both = gamma * (shifted + unshifted)
+        cell_p[j] += weight * (shifted + r * unshifted + both)
+        cell_q[j] += weight * (r * shifted + unshifted + both)
         points += hi - lo + 1
     return points
