@@ -22,9 +22,7 @@ from pld.engine import (
     max_grid_points,
 )
 from pld.mechanisms._clones_pair import (
-    _clone_pmf,
     _ClonesPair,
-    _half_cdf,
     _outside_mass,
     _Rows,
     _rows,
@@ -221,11 +219,13 @@ class ClonesCells:
     lattice_points: int
 
 
-def _merged_loss_std(merged: ClonesCells) -> float:
-    """Standard deviation (nats) under P of the merged atoms' privacy losses."""
-    finite = np.isfinite(merged.log_q)
-    weights = np.exp(merged.log_p[finite])
-    loss = merged.log_p[finite] - merged.log_q[finite]
+def _loss_std(cell_p: np.ndarray, cell_q: np.ndarray) -> float:
+    """Standard deviation (nats) under P of the privacy losses of merged atoms (non-empty cells)."""
+    keep = np.flatnonzero(cell_p > 0)
+    log_p, log_q = np.log(cell_p[keep]), np.log(cell_q[keep])
+    finite = np.isfinite(log_q)
+    weights = np.exp(log_p[finite])
+    loss = log_p[finite] - log_q[finite]
     mean = np.average(loss, weights=weights)
     return float(np.sqrt(np.average((loss - mean) ** 2, weights=weights)))
 
@@ -254,12 +254,12 @@ def _cells_on_default_grid(pair: _ClonesPair, truncation: str, tail_mass: float)
         probe_step *= 2.0
     rows = _rows(pair, truncation, tail_mass)
     stride = max(1, rows.low.size // PROBE_ROWS)
-    probe = _merged_cells(pair, rows, probe_step, row_stride=stride)
-    step = choose_loss_grid_step(_merged_loss_std(probe))
+    probe = _scatter(pair, rows, probe_step, stride)
+    step = choose_loss_grid_step(_loss_std(probe.cell_p, probe.cell_q))
     while 2.0 * pair.eps0 / step > DEFAULT_MAX_CELLS:
         step *= 2.0
     if step == probe_step and stride == 1:
-        return probe
+        return _merged(pair, rows, probe)
     return _merged_cells(pair, rows, step)
 
 
@@ -359,8 +359,19 @@ def _scatter_with_kernel(
     return points
 
 
-def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -> ClonesCells:
-    """Run the kernel on the kept rows (every ``row_stride``-th one, for a probe)."""
+@dataclass(frozen=True)
+class _Scattered:
+    """Masses summed per cell ``first_cell + j`` (j indexes ``cell_p``, ``cell_q``)."""
+
+    cell_p: np.ndarray
+    cell_q: np.ndarray
+    first_cell: int
+    step: float
+    points: int
+
+
+def _scatter(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -> _Scattered:
+    """Scatter the kept rows (every ``row_stride``-th one, for a probe) onto the grid."""
     eps0 = pair.eps0
     first_cell = math.floor(-eps0 / step) - 1
     n_cells = math.floor(eps0 / step) - first_cell + 2
@@ -374,10 +385,10 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
     cell_p = np.zeros(n_cells)
     cell_q = np.zeros(n_cells)
     edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
-    row_weight = pair.weight_a * _clone_pmf(pair, totals - 1)
-    k0 = np.maximum(low - 1, 0)
-    k1 = np.minimum(totals - low, totals - 1)
-    window_mass = 1.0 - _half_cdf(k0 - 1, totals - 1) - _half_cdf(totals - 2 - k1, totals - 1)
+    row_weight = pair.weight_a * rows.clone_pmf[::row_stride]
+    # The window [lo - 1, t - lo] of X ~ Bin(t - 1, 1/2) leaves P(X <= lo - 2) on each side.
+    below = rows.below[::row_stride]
+    window_mass = 1.0 - below - below
     global _numpy_scattered
     # Decided on all the rows: a probe whose full pass will need the kernel uses it too.
     full_table = rows.totals.size * int(np.max(rows.totals - 2 * rows.low + 2, initial=0))
@@ -412,12 +423,22 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int =
         cell_p[-first_cell] += origin
         cell_q[-first_cell] += origin
         points += 1
-    keep = np.flatnonzero(cell_p > 0)
+    return _Scattered(cell_p, cell_q, first_cell, step, int(points))
+
+
+def _merged(pair: _ClonesPair, rows: _Rows, scattered: _Scattered) -> ClonesCells:
+    """The merged atoms of a scatter of every kept row, with the mass left out."""
+    keep = np.flatnonzero(scattered.cell_p > 0)
     return ClonesCells(
-        log_p=np.log(cell_p[keep]),
-        log_q=np.log(cell_q[keep]),
-        cells=keep + first_cell,
-        step=step,
+        log_p=np.log(scattered.cell_p[keep]),
+        log_q=np.log(scattered.cell_q[keep]),
+        cells=keep + scattered.first_cell,
+        step=scattered.step,
         truncated_mass=_outside_mass(pair, rows),
-        lattice_points=int(points),
+        lattice_points=scattered.points,
     )
+
+
+def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float) -> ClonesCells:
+    """The merged atoms of every kept row on the grid of ``step``."""
+    return _merged(pair, rows, _scatter(pair, rows, step))

@@ -208,11 +208,18 @@ def _split_window(clones: np.ndarray, truncation: str, tail_mass: float) -> np.n
 
 @dataclass(frozen=True)
 class _Rows:
-    """Rows t = first, ..., first + len(low) - 1 (t >= 1) kept with a in [low_t, t - low_t]."""
+    """Rows t = first, ..., first + len(low) - 1 (t >= 1) kept with a in [low_t, t - low_t].
+
+    Per row, ``clone_pmf`` is P(C = t - 1) and ``below`` is P(X <= low_t - 2) for
+    X ~ Bin(t - 1, 1/2): the binomial values that the scatter (window mass) and
+    :func:`_outside_mass` share.
+    """
 
     first: int
     low: np.ndarray
     include_origin: bool
+    clone_pmf: np.ndarray
+    below: np.ndarray
 
     @property
     def totals(self) -> np.ndarray:
@@ -241,13 +248,21 @@ def _rows(pair: _ClonesPair, truncation: str, tail_mass: float) -> _Rows:
     # Hoeffding's window ignores the variance of C and can reach rows whose mass
     # underflows; the rows kept are those of mass >= _SMALLEST_ROW_MASS (the row
     # mass is unimodal in t, so they are contiguous; _outside_mass charges the rest).
-    row_mass = _clone_pmf(pair, totals - 1) + _clone_pmf(pair, totals)
+    counts = _clone_pmf(pair, np.arange(first - 1, last + 1, dtype=np.int64))
+    clone_pmf = counts[:-1]  # P(C = t - 1) per row
+    row_mass = clone_pmf + counts[1:]
     heavy = np.flatnonzero(row_mass >= _SMALLEST_ROW_MASS)
     if heavy.size:
-        first_heavy, last_heavy = int(heavy[0]), int(heavy[-1])
-        totals, low = totals[first_heavy : last_heavy + 1], low[first_heavy : last_heavy + 1]
+        kept = slice(int(heavy[0]), int(heavy[-1]) + 1)
+        totals, low, clone_pmf = totals[kept], low[kept], clone_pmf[kept]
     first = int(totals[0])
-    return _Rows(first, low, include_origin=pair.w2 > 0.0 and c_lo == 0 and first == 1)
+    return _Rows(
+        first,
+        low,
+        include_origin=pair.w2 > 0.0 and c_lo == 0 and first == 1,
+        clone_pmf=clone_pmf,
+        below=_half_cdf(low - 2, totals - 1),
+    )
 
 
 def _clone_pmf(pair: _ClonesPair, counts: np.ndarray) -> np.ndarray:
@@ -275,9 +290,9 @@ def _outside_mass(pair: _ClonesPair, rows: _Rows) -> float:
     Rows outside [first, last]: T = C + 1 with probability 1 - w2, T = C otherwise.
     """
     totals = rows.totals
-    tails = _half_cdf(rows.low - 2, totals - 1) + _half_cdf(rows.low - 1, totals - 1)
+    tails = rows.below + _half_cdf(rows.low - 1, totals - 1)
     gamma = pair.blanket * (pair.n - totals) / totals
-    row_mass = pair.weight_a * _clone_pmf(pair, totals - 1)
+    row_mass = pair.weight_a * rows.clone_pmf
     inside_rows = float(np.sum(row_mass * tails * (1.0 + pair.r + 2.0 * gamma)))
     first, last = rows.first, rows.first + rows.low.size - 1
     outside_rows = (1.0 - pair.w2) * (_clone_cdf(pair, first - 2) + _clone_sf(pair, last - 1))
