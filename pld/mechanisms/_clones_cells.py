@@ -34,8 +34,12 @@ from pld.mechanisms._clones_pair import (
 MERGED_MASS_RELATIVE_ERROR = 1e-11
 
 #: Rows walked by the probe that measures the loss's standard deviation for the
-#: default grid (a row stride of rows // PROBE_ROWS).
-PROBE_ROWS = 512
+#: default grid (a row stride of rows // PROBE_ROWS). Against a probe of 512 rows
+#: the deviation moved by at most 2.4e-5 relatively (quantile windows; 7.4e-5
+#: Hoeffding's) and the default step never changed, over 1680 pairs (n from 50 to
+#: 3e6, eps0 from 0.05 to 8); at n = 10^4, eps0 = 1 the probe costs a fifth of a
+#: full pass instead of about 0.6 of one.
+PROBE_ROWS = 128
 
 #: The default grid is coarsened until [-ε0, ε0] spans at most this many cells
 #: (two float64 arrays of this length are accumulated: 64 MiB).
