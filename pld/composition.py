@@ -13,6 +13,7 @@ which queries recompute it exponentially tilted (:func:`tilted_directions`,
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,20 @@ from pld.engine.loss_pmf import LossPmf
 
 if TYPE_CHECKING:
     from pld.loss_distribution import PLD
+
+#: Per pmf (while it lives), its copies refined onto finer grids: a PLD composed again
+#: hands the engine the same refined pmf, whose window-search memo is then reused.
+_REFINED: weakref.WeakKeyDictionary[LossPmf, dict[int, LossPmf]] = weakref.WeakKeyDictionary()
+
+
+def _refined(pmf: LossPmf, factor: int) -> LossPmf:
+    """``pmf.refined(factor)``, one copy per (pmf, factor)."""
+    if factor == 1:
+        return pmf
+    copies = _REFINED.setdefault(pmf, {})
+    if factor not in copies:
+        copies[factor] = pmf.refined(factor)
+    return copies[factor]
 
 
 def common_grid(plds: Sequence[PLD]) -> tuple[list[PLD], dict[int, int]]:
@@ -85,8 +100,8 @@ def compose_directions(
         ]
         result.append(
             compose_bounds(
-                [(d.upper.refined(f), c) for d, f, c in chosen],
-                [(d.lower.refined(f), c) for d, f, c in chosen],
+                [(_refined(d.upper, f), c) for d, f, c in chosen],
+                [(_refined(d.lower, f), c) for d, f, c in chosen],
                 tail_mass,
             )
         )
@@ -121,14 +136,14 @@ def one_round_factors(
         for directions, f, count, composed, inner in operands:
             if inner is not None:
                 inner_uppers, inner_lowers = inner[min(index, len(inner) - 1)]
-                uppers += [(q.refined(f), k * count) for q, k in inner_uppers]
-                lowers += [(q.refined(f), k * count) for q, k in inner_lowers]
+                uppers += [(_refined(q, f), k * count) for q, k in inner_uppers]
+                lowers += [(_refined(q, f), k * count) for q, k in inner_lowers]
                 continue
             d = directions[min(index, len(directions) - 1)]
             if composed or not (tiltable(d.upper) and tiltable(d.lower)):
                 return None
-            uppers.append((d.upper.refined(f), count))
-            lowers.append((d.lower.refined(f), count))
+            uppers.append((_refined(d.upper, f), count))
+            lowers.append((_refined(d.lower, f), count))
         result.append((uppers, lowers))
     return tuple(result)
 
