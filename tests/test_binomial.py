@@ -49,3 +49,24 @@ def test_far_tails_of_clones_sizes():
     scalar = _binomial.pmf(3000, n, p)
     assert np.ndim(scalar) == 0 and scalar == binom.pmf(3000, n, p)
     assert _binomial.ppf(1e-18, n, p) == binom.ppf(1e-18, n, p)
+
+
+def test_checked_quantiles_identical_to_scipy_stats():
+    """Long arrays take the checked Cornish-Fisher path: same values as Boost's search,
+    on random laws and masses (far tails, degenerate p, n = 0, NaN included) and on
+    the windows the clones truncation asks for (Bin(c, 1/2) at tail_mass / 4)."""
+    rng = np.random.default_rng(5)
+    size = 20_000
+    n = np.floor(10 ** rng.uniform(0, 7, size))
+    p = 10 ** rng.uniform(-6, 0, size)
+    p = np.where(rng.random(size) < 0.3, 1 - p, p)
+    q = 10 ** rng.uniform(-19, -0.01, size)
+    p[:50], p[50:100], n[100:150], q[150:200], p[200:210] = 0.0, 1.0, 0.0, 1e-300, np.nan
+    ours = _binomial.ppf(q, n, p)
+    assert np.count_nonzero(n * p * (1 - p) >= _binomial.CHECKED_PPF_VARIANCE) > size / 4
+    np.testing.assert_array_equal(ours, binom.ppf(q, n, p))
+    clones = np.arange(0, 30_000)
+    for tail in (2.5e-13, 2.5e-4, 2.5e-19):
+        np.testing.assert_array_equal(
+            _binomial.ppf(tail, clones, 0.5), binom.ppf(tail, clones, 0.5)
+        )

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
 import pld
 from pld.mechanisms.clones import clones_pmfs
