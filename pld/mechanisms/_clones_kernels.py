@@ -156,9 +156,14 @@ def _scatter_rows(
         upper_edge = edges[j + 1] if j < last else math.inf
         start = lo
         unshifted = 0.0  # sum of β(a') over the run
+        # a and t - a as floats counted exactly (integers below 2^53): the same
+        # values as converting them per point, without the conversions.
+        a_float = float(lo)
+        t_float = float(t)
         for a in range(lo, hi + 1):
-            numerator = a + r * (t - a) + blanket_t
-            denominator = r * a + (t - a) + blanket_t
+            numerator = a_float + r * (t_float - a_float) + blanket_t
+            denominator = r * a_float + (t_float - a_float) + blanket_t
+            a_float += 1.0
             if numerator >= upper_edge * denominator:
                 # a opens a later cell: the run [start, a) of cell j is complete.
                 shifted = unshifted - beta[a - 1 - base] + beta[start - 1 - base]
