@@ -25,12 +25,16 @@ if TYPE_CHECKING:
 #: Per pmf (while it lives), its copies refined onto finer grids: a PLD composed again
 #: hands the engine the same refined pmf, whose window-search memo is then reused.
 _REFINED: weakref.WeakKeyDictionary[LossPmf, dict[int, LossPmf]] = weakref.WeakKeyDictionary()
+#: Refined copies of more grid points than this (32 MiB) are made afresh each time.
+_REFINED_KEPT_POINTS = 2**22
 
 
 def _refined(pmf: LossPmf, factor: int) -> LossPmf:
-    """``pmf.refined(factor)``, one copy per (pmf, factor)."""
+    """``pmf.refined(factor)``, one copy per (pmf, factor) unless it is large."""
     if factor == 1:
         return pmf
+    if pmf.masses.shape[0] * factor > _REFINED_KEPT_POINTS:
+        return pmf.refined(factor)
     copies = _REFINED.setdefault(pmf, {})
     if factor not in copies:
         copies[factor] = pmf.refined(factor)
