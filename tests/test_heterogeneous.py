@@ -147,3 +147,19 @@ def test_composition_does_not_depend_on_the_order_of_its_operands():
     # Repeated operands are grouped by identity: their order does not change a bit.
     a, b = plds[0], plds[-1]
     assert pld.compose(a, b, a) == pld.compose(a, a, b)
+
+
+def test_recomposing_reuses_the_refined_copies_of_coarser_operands():
+    """Operands on coarser nested grids are refined once per (pmf, factor): composing
+    the same PLDs again hands the engine the same pmfs (whose window search is then
+    memoised) and gives the same PLD."""
+    from pld import composition
+
+    coarse = pld.clones(5000, 1.0)
+    fine = pld.clones(15000, 1.0)
+    assert coarse.loss_grid_step == 2 * fine.loss_grid_step
+    first = pld.compose(coarse, fine)
+    pmf = coarse._directions[0].upper
+    copy = composition._refined(pmf, 2)
+    assert copy is composition._refined(pmf, 2) and copy.step == fine.loss_grid_step
+    assert pld.compose(coarse, fine) == first
