@@ -54,10 +54,10 @@ LATTICE_POINTS_PER_GRID_POINT = 8
 
 #: Rows x widest row up to which the kept points are scattered by a vectorised
 #: numpy pass, unless the numba kernel is already loaded: a fresh process pays
-#: ~0.7 s to import numba and load even a cached kernel, the numpy pass ~150 ns
-#: per table entry (~0.15 s at this size; 60 ms at n = 10^4, eps0 = 1) against the
-#: kernel's ~8 ns per point. About 8 float64 arrays of this size (64 MiB) are
-#: allocated.
+#: ~0.7 s to import numba and load even a cached kernel (~0.23 s when numba is
+#: already imported), the numpy pass ~100 ns per table entry (~0.1 s at this size;
+#: about 40 ms a build at n = 10^4, eps0 = 1) against the kernel's 4-6 ns per point
+#: (about 6 ms a build). About 8 float64 arrays of this size (64 MiB) are allocated.
 NUMPY_SCATTER_CELLS = 2**20
 
 #: Table entries scattered by numpy in one process after which the kernel takes
