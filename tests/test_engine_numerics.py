@@ -102,7 +102,7 @@ def test_twiddle_tables_within_stated_bound():
     "method,units",
     [
         ("_direct_spectrum", 23),
-        ("_blocked_spectrum", 49),
+        ("_sliced_spectrum", 33),
         ("pruned/8", 16 + 24 + 7),
         ("pruned/40", 16 + 8 * math.log2(40) + 5),
     ],
@@ -207,11 +207,11 @@ def test_one_pass_epsilon_matches_bisection(bound, search_points, search_all, ch
 
 
 def test_hot_bin_paths_agree(monkeypatch):
-    """Direct sums, blocked sums, the pruned FFT and the extended FFT give the same composition."""
+    """Direct sums, sliced sums, the pruned FFT and the extended FFT give the same composition."""
     one = pld.clones(2000, 1.0)
     results = []
-    for chosen in ("_DIRECT_COST", "_BLOCKED_COST", "_COLUMNS_COST", "_FFT_COST"):
-        for name in ("_DIRECT_COST", "_BLOCKED_COST", "_COLUMNS_COST", "_FFT_COST"):
+    for chosen in ("_DIRECT_COST", "_SLICED_COST", "_COLUMNS_COST", "_FFT_COST"):
+        for name in ("_DIRECT_COST", "_SLICED_COST", "_COLUMNS_COST", "_FFT_COST"):
             monkeypatch.setattr(hot_bins, name, 0.0 if name == chosen else math.inf)
         results.append(one.self_compose(300))
     for eps in (0.5, 1.0, 1.5):

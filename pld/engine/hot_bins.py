@@ -3,10 +3,11 @@
 A long self-composition amplifies the round-off of the few "hot" low-frequency
 bins where ``|X|^T`` is not negligible (:mod:`pld.engine.compose`); these are
 recomputed here in x87 extended precision (``u_ext = 2^-64``) by whichever of
-four methods costs least: direct sums over the atoms, blocked sums over the
-support, an output-pruned FFT (column transforms of a length dividing ``N``,
-then one sum per bin over the columns), or the extended FFT of the whole
-length. Each returns its entrywise error bound relative to the pmf's 1-norm
+four methods costs least: direct sums over the atoms, sliced sums over the
+support (blocks of exact double-precision matrix products of 21-bit slices,
+combined in extended precision), an output-pruned FFT (column transforms of a
+length dividing ``N``, then one sum per bin over the columns), or the extended
+FFT of the whole length. Each returns its entrywise error bound relative to the pmf's 1-norm
 (docs/error-bounds.md §4, "Hot bins"); every bound is at most the extended
 FFT's ``8 u_ext log2 N``. Twiddles come from octant-reduced tables (within
 ``4 u_ext`` an entry).
@@ -26,38 +27,37 @@ _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Entrywise error of an FFT of a non-negative vector, per level, in units of the
 #: working precision times the vector's 1-norm (Higham 2002, §24.1).
 FFT_ERROR_PER_LEVEL = 8.0
-#: Measured costs, in units of 2.7 ns (x87 long double, numpy and FFTW, on the
-#: reference machine): one (bin, atom) term of the direct sum, one (bin, grid
-#: point) term of the blocked sum (a long-double matrix product), one
-#: ``N log2 M`` of the pruned sum's column transforms, one (bin, column) term of
-#: its outer sum, and one ``N log2 N`` of the extended FFT.
+#: Measured costs, in units of 2.7 ns (x87 long double, numpy, BLAS and FFTW,
+#: on the reference machine): one (bin, atom) term of the direct sum; one (bin,
+#: grid point) term of the sliced sums, their fixed cost and one (bin, block
+#: offset) entry of their twiddle slices (computed once per length and bins);
+#: one ``N log2 M`` of the pruned sum's column transforms, one (bin, column)
+#: term of its outer sum, and one ``N log2 N`` of the extended FFT.
 _DIRECT_COST = 30.0
-_BLOCKED_COST = 4.0
+_SLICED_COST = 0.5
+_SLICED_FIXED = 30_000.0
+_SLICED_TABLE_COST = 40.0
 _COLUMNS_COST = 1.1
 _OUTER_COST = 11.0
 _FFT_COST = 1.2
 #: Among the methods within this factor of the cheapest one's cost, the one with
 #: the smallest error bound is used.
 _COST_SLACK = 1.5
-#: Largest number of (bin, column) terms of the pruned sum, and of (bin, block)
-#: terms of the blocked sum, held at once (64 MB of long-double complex values).
+#: Largest number of (bin, column) terms of the pruned sum held at once (64 MB of
+#: long-double complex values).
 _MAX_TERMS = 2**21
 #: Largest odd factor of the pruned sum's column length.
 _LARGEST_ODD_FACTOR = 25
-#: Grid points per block of the blocked sum (its inner, sequential dot products).
-_BLOCK = 16
 #: Error of a twiddle table entry and of a twiddle (a product of two entries),
 #: in units of u_ext (see :func:`_unit_roots`).
 _TABLE_UNITS = 4
 _TWIDDLE_UNITS = 2 * _TABLE_UNITS + 3
-#: Error of the direct, blocked and pruned sums in units of u_ext of the 1-norm,
-#: without their summation depth (and, for the pruned sum, its column
-#: transforms): a twiddle, the mass product (1 unit; direct and blocked) or the
-#: complex product with a column's spectrum (3 units; pruned), the blocked sum's
-#: second twiddle and outer complex product, and 2 units of slack for the
-#: second-order terms.
+#: Error of the direct and pruned sums in units of u_ext of the 1-norm, without
+#: their summation depth (and, for the pruned sum, its column transforms): a
+#: twiddle, the mass product (1 unit; direct) or the complex product with a
+#: column's spectrum (3 units; pruned), and 2 units of slack for the second-order
+#: terms.
 _DIRECT_UNITS = _TWIDDLE_UNITS + 1 + 2
-_BLOCKED_UNITS = 2 * _TWIDDLE_UNITS + 1 + 3 + 2
 _PRUNED_UNITS = _TWIDDLE_UNITS + 3 + 2
 #: Largest number of (bin, atom) terms of the direct sum held in memory at once.
 _DIRECT_CHUNK = 2**20
@@ -158,33 +158,134 @@ def _twiddles(phase: np.ndarray, length: int) -> np.ndarray:
     return high[phase // block] * low[phase % block]
 
 
-def _blocked_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
-    """Spectrum of the pmf at ``bins`` in extended precision by blocks of ``_BLOCK`` points.
+#: Bits per slice of the sliced sums and their block length: a product of two
+#: slices is an integer of at most 2^42 and a block's sum of 512 of them at most
+#: 2^51, exact in double precision whatever the order, blocking and fused
+#: multiply-adds of the matrix product.
+_SLICE_BITS = 21
+_SLICE_BLOCK = 512
+#: Slices per mass (the fourth below 2^-84 of the block's scale) and per twiddle
+#: (the third within 2^-64); slice pairs of level p + q - 2 <= _SLICE_LEVEL are
+#: multiplied (9 of 12), the others (below 2^-84 of the scale) are charged.
+_MASS_SLICES = 4
+_TWIDDLE_SLICES = 3
+_SLICE_LEVEL = 3
+#: Error of the sliced sums in units of u_ext of the 1-norm, without their
+#: summation depth: the inner twiddle (11), the slices' truncation (2), the sum of
+#: the levels in extended precision (2), the outer twiddle (11) and complex
+#: product (3), and 2 units of slack.
+_SLICED_UNITS = 11 + 2 + 2 + 11 + 3 + 2
 
-    With the support ``p0 + a B + b`` (``b < B``): ``X_k = sum_a w^((p0 + a B) k)
-    sum_b m_(aB+b) w^(b k)``; the inner sums are one long-double matrix product
-    (sequential dots: ``B u_ext``), each twiddle is within ``11 u_ext``, the
-    mass products add ``u_ext``, the outer complex products ``3 u_ext`` and the
-    outer balanced tree ``ceil(log2 A) u_ext``, with 2 units of slack: in all
-    ``(28 + B + ceil(log2 A)) u_ext`` of the 1-norm.
+
+def _integer_slices(
+    values: np.ndarray, count: int, low: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """Doubles ``values`` (``|v| <= 2^b``, ``b = _SLICE_BITS``) as ``count`` integer-valued
+    arrays ``I_p`` with ``|v - sum_p 2^(-(p-1) b) I_p| <= 2^(-(count-1) b - 1)`` (``|I_1|
+    <= 2^b``, the others ``<= 2^(b-1)``).
+
+    Each slice is the nearest integer of the remainder scaled by ``2^b``; the
+    remainder is a multiple of the value's ulp of modulus at most 1/2, so every
+    subtraction and scaling is exact (Rump's error-free extraction). With ``low``
+    (``|low| <= 2^-53 |v| 2^-b``), one more slice: the nearest integer of the
+    last remainder plus ``low`` scaled alike, whose sum rounds once (``2^-32``).
     """
-    atoms = np.flatnonzero(pmf.masses)
+    slices = []
+    rest = values
+    for index in range(count):
+        whole = np.rint(rest)
+        slices.append(whole)
+        if index < count - 1 or low is not None:
+            rest = (rest - whole) * 2.0**_SLICE_BITS
+    if low is not None:
+        slices.append(np.rint(rest + low * 2.0 ** (count * _SLICE_BITS + _SLICE_BITS)))
+    return slices
+
+
+#: The newest few tables of :func:`_inner_slices`, by (length, bins).
+_INNER_SLICES: dict[tuple[int, bytes], np.ndarray] = {}
+_INNER_SLICES_KEPT = 4
+
+
+def _inner_slices(length: int, key: bytes) -> np.ndarray:
+    """Integer slices of ``2^b w^(j k)`` for ``j < _SLICE_BLOCK`` and the bins ``k`` in
+    ``key`` (int64 bytes): columns ordered (slice, real/imaginary, bin).
+
+    A long-double twiddle part ``v`` is the exact sum of the doubles ``hi = fl(v)``
+    and ``lo = v - hi`` (at most 11 bits); the first two slices come exactly from
+    ``hi``, the third is the nearest integer of the (once rounded) rest plus
+    ``lo``: the slices are within ``2^-64 (1 + 2^-31)`` of ``v``.
+    """
+    if (length, key) in _INNER_SLICES:
+        return _INNER_SLICES[length, key]
+    bins = np.frombuffer(key, dtype=np.int64)
+    twiddles = _twiddles((np.arange(_SLICE_BLOCK)[:, None] * bins[None, :]) % length, length)
+    parts = np.concatenate((twiddles.real, twiddles.imag), axis=1)
+    high = parts.astype(np.float64)
+    low = (parts - high).astype(np.float64)
+    slices = _integer_slices(high * 2.0**_SLICE_BITS, _TWIDDLE_SLICES - 1, low)
+    result = np.concatenate(slices, axis=1)
+    result.flags.writeable = False
+    while len(_INNER_SLICES) >= _INNER_SLICES_KEPT:
+        del _INNER_SLICES[next(iter(_INNER_SLICES))]
+    _INNER_SLICES[length, key] = result
+    return result
+
+
+def _sliced_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
+    """Spectrum of the pmf at ``bins`` in extended precision from exact products of slices.
+
+    Error-free splitting after Ozaki, Ogita, Oishi and Rump (Numer. Algorithms
+    59, 2012): with the support ``p0 + a B + j`` (``B = 512``), ``X_k = sum_a
+    w^((p0 + aB) k) S_a(k)``, ``S_a(k) = sum_j m_(aB+j) w^(jk)``. A block's masses,
+    scaled by the power of two ``2^e_a`` above their largest, are split into four
+    21-bit integer slices and each twiddle (within ``11 u_ext``) into three; the
+    slice products of level ``p + q - 2 <= 3`` are double-precision matrix
+    products whose sums are exact (integers below ``2^51``), so a block's only
+    errors are the truncation (the omitted slices and pairs: at most ``u_ext``
+    and ``2^-74`` of the block's mass per component, 2 units of the modulus) and
+    the extended-precision sum of the four levels (one rounding of the result
+    per component, the others scaled by ``2^-21``: 2 units). The outer twiddle
+    adds 11 units, the complex product 3, the outer balanced tree over the
+    blocks ``ceil(log2 A)``; with the inner twiddle and 2 units of slack,
+    ``(31 + ceil(log2 A)) u_ext`` of the 1-norm. Blocks without mass are skipped.
+    """
+    masses = pmf.masses
+    atoms = np.flatnonzero(masses)
     start, stop = int(atoms[0]), int(atoms[-1]) + 1
-    rows = -(-(stop - start) // _BLOCK)
-    padded = np.zeros(rows * _BLOCK, dtype=np.longdouble)
-    padded[: stop - start] = pmf.masses[start:stop]
-    matrix = padded.reshape(rows, _BLOCK)
-    inner_twiddles = _twiddles((np.arange(_BLOCK)[:, None] * bins[None, :]) % length, length)
-    # One sequential long-double product for both parts (np.dot: about 1.5x
-    # faster than matmul on long doubles).
+    rows = -(-(stop - start) // _SLICE_BLOCK)
+    padded = np.zeros(rows * _SLICE_BLOCK)
+    padded[: stop - start] = masses[start:stop]
+    matrix = padded.reshape(rows, _SLICE_BLOCK)
+    largest = matrix.max(axis=1)
+    kept = np.flatnonzero(largest > 0.0)
+    # 2^e > largest (frexp's fraction is below 1): the scaled masses are below 2^21.
+    exponents = np.frexp(largest[kept])[1]
+    mass_slices = _integer_slices(
+        np.ldexp(matrix[kept], (_SLICE_BITS - exponents)[:, None]), _MASS_SLICES
+    )
+    twiddle_slices = _inner_slices(length, bins.astype(np.int64).tobytes())
+    width = 2 * bins.shape[0]
+    levels = [None] * (_SLICE_LEVEL + 1)
+    for p, mass_slice in enumerate(mass_slices):
+        pairs = min(_TWIDDLE_SLICES, _SLICE_LEVEL + 1 - p)
+        products = mass_slice @ twiddle_slices[:, : pairs * width]
+        for q in range(pairs):
+            piece = products[:, q * width : (q + 1) * width]
+            levels[p + q] = piece if levels[p + q] is None else levels[p + q] + piece
+    # Each level is a sum of at most three integers of at most 2^51: exact.
+    value = levels[-1].astype(np.longdouble)
+    for level in levels[-2::-1]:
+        value *= np.longdouble(2.0**-_SLICE_BITS)
+        value += level
+    value *= np.ldexp(np.longdouble(1.0), exponents - 2 * _SLICE_BITS)[:, None]
     count = bins.shape[0]
-    parts = np.dot(matrix, np.concatenate((inner_twiddles.real, inner_twiddles.imag), axis=1))
-    inner = parts[:, :count] + 1j * parts[:, count:]
-    origins = (pmf.offset + start + np.arange(rows) * _BLOCK) % length
+    inner = value[:, :count] + 1j * value[:, count:]
+    origins = (pmf.offset + start + kept * _SLICE_BLOCK) % length
     outer_twiddles = _twiddles((origins[:, None] * bins[None, :]) % length, length)
     result = _pairwise_rows(np.ascontiguousarray((outer_twiddles * inner).T))
-    levels = math.ceil(math.log2(max(2, rows)))
-    error = (_BLOCKED_UNITS + _BLOCK + levels) * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
+    depth = math.ceil(math.log2(max(2, kept.shape[0])))
+    error = (_SLICED_UNITS + depth) * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
     return result, error
 
 
@@ -261,7 +362,7 @@ def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
     """Spectrum of the pmf at ``bins`` in extended precision, and its entrywise error bound.
 
     Four methods whose bound is at most the extended FFT's (``8 u_ext log2 N`` of
-    the 1-norm): a direct sum over the atoms, a blocked sum over the support, an
+    the 1-norm): a direct sum over the atoms, sliced sums over the support, an
     output-pruned FFT (columns of the length ``M`` dividing ``N`` that costs
     least), the extended FFT of the whole length. Of those whose measured cost is
     within ``_COST_SLACK`` of the cheapest, the one with the smallest bound is used.
@@ -280,9 +381,13 @@ def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
         ),
         (_FFT_COST * length * levels, cap, None),
     ]
-    blocked_units = _BLOCKED_UNITS + _BLOCK + math.ceil(math.log2(max(2, -(-span // _BLOCK))))
-    if blocked_units <= cap and -(-span // _BLOCK) * count <= _MAX_TERMS:
-        candidates.append((span * count * _BLOCKED_COST, blocked_units, _blocked_spectrum))
+    blocks = -(-span // _SLICE_BLOCK)
+    sliced_units = _SLICED_UNITS + math.ceil(math.log2(max(2, blocks)))
+    if sliced_units <= cap:
+        cost = _SLICED_FIXED + _SLICED_COST * blocks * _SLICE_BLOCK * count
+        if (length, bins.astype(np.int64).tobytes()) not in _INNER_SLICES:
+            cost += _SLICED_TABLE_COST * _SLICE_BLOCK * count
+        candidates.append((cost, sliced_units, _sliced_spectrum))
     divisors = np.arange(2, math.isqrt(length) + 1)
     divisors = divisors[length % divisors == 0]
     rows = np.concatenate((divisors, length // divisors))
