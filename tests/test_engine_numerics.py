@@ -102,7 +102,8 @@ def test_twiddle_tables_within_stated_bound():
     "method,units",
     [
         ("_direct_spectrum", 23),
-        ("_sliced_spectrum", 33),
+        ("sliced/128", 33),
+        ("sliced/512", 33),
         ("pruned/8", 16 + 24 + 7),
         ("pruned/40", 16 + 8 * math.log2(40) + 5),
     ],
@@ -120,6 +121,9 @@ def test_extended_spectrum_within_stated_bound(method, units):
     if method.startswith("pruned"):
         rows = int(method.split("/")[1])
         values, bound = hot_bins._pruned_spectrum(pmf, length, bins, rows)
+    elif method.startswith("sliced"):
+        block = int(method.split("/")[1])
+        values, bound = hot_bins._sliced_spectrum(pmf, length, bins, block)
     else:
         values, bound = getattr(hot_bins, method)(pmf, length, bins)
     unit = fft.EXTENDED_UNIT_ROUNDOFF

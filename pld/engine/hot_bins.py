@@ -29,20 +29,22 @@ _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 FFT_ERROR_PER_LEVEL = 8.0
 #: Measured costs, in units of 2.7 ns (x87 long double, numpy, BLAS and FFTW,
 #: on the reference machine): one (bin, atom) term of the direct sum; one (bin,
-#: grid point) term of the sliced sums, their fixed cost and one (bin, block
-#: offset) entry of their twiddle slices (computed once per length and bins);
+#: grid point) term of the sliced sums, one (bin, block) term of their outer sum,
+#: their fixed cost and one (bin, block offset) entry of their twiddle slices
+#: (computed once per length and bins);
 #: one ``N log2 M`` of the pruned sum's column transforms, one (bin, column)
 #: term of its outer sum, and one ``N log2 N`` of the extended FFT.
 _DIRECT_COST = 30.0
 _SLICED_COST = 0.5
-_SLICED_FIXED = 30_000.0
-_SLICED_TABLE_COST = 40.0
+_SLICED_OUTER_COST = 42.0
+_SLICED_FIXED = 10_000.0
+_SLICED_TABLE_COST = 30.0
 _COLUMNS_COST = 1.1
 _OUTER_COST = 11.0
 _FFT_COST = 1.2
 #: Among the methods within this factor of the cheapest one's cost, the one with
 #: the smallest error bound is used.
-_COST_SLACK = 1.5
+_COST_SLACK = 1.2
 #: Largest number of (bin, column) terms of the pruned sum held at once (64 MB of
 #: long-double complex values).
 _MAX_TERMS = 2**21
@@ -158,15 +160,14 @@ def _twiddles(phase: np.ndarray, length: int) -> np.ndarray:
     return high[phase // block] * low[phase % block]
 
 
-#: Bits per slice of the sliced sums and their block length: a product of two
-#: slices is an integer of at most 2^42 and a block's sum of 512 of them at most
-#: 2^51, exact in double precision whatever the order, blocking and fused
-#: multiply-adds of the matrix product.
-_SLICE_BITS = 21
-_SLICE_BLOCK = 512
-#: Slices per mass (the fourth below 2^-84 of the block's scale) and per twiddle
-#: (the third within 2^-64); slice pairs of level p + q - 2 <= _SLICE_LEVEL are
-#: multiplied (9 of 12), the others (below 2^-84 of the scale) are charged.
+#: Block lengths of the sliced sums and the bits of their slices: a product of
+#: two slices is an integer of at most 2^(2b) and a block's sum of B of them at
+#: most B 2^(2b) <= 2^51, exact in double precision whatever the order, blocking
+#: and fused multiply-adds of the matrix product; a sum of three is exact too.
+_SLICE_BLOCKS = {128: 22, 256: 21, 512: 21}
+#: Slices per mass (the last within 2^(-4b-1) of the block's scale) and per
+#: twiddle (the last within 2^-64); slice pairs of level p + q - 2 <=
+#: _SLICE_LEVEL are multiplied (9 of 12), the others are charged.
 _MASS_SLICES = 4
 _TWIDDLE_SLICES = 3
 _SLICE_LEVEL = 3
@@ -178,17 +179,18 @@ _SLICED_UNITS = 11 + 2 + 2 + 11 + 3 + 2
 
 
 def _integer_slices(
-    values: np.ndarray, count: int, low: np.ndarray | None = None
+    values: np.ndarray, count: int, bits: int, low: np.ndarray | None = None
 ) -> list[np.ndarray]:
-    """Doubles ``values`` (``|v| <= 2^b``, ``b = _SLICE_BITS``) as ``count`` integer-valued
+    """Doubles ``values`` (``|v| <= 2^b``, ``b = bits``) as ``count`` integer-valued
     arrays ``I_p`` with ``|v - sum_p 2^(-(p-1) b) I_p| <= 2^(-(count-1) b - 1)`` (``|I_1|
     <= 2^b``, the others ``<= 2^(b-1)``).
 
     Each slice is the nearest integer of the remainder scaled by ``2^b``; the
     remainder is a multiple of the value's ulp of modulus at most 1/2, so every
     subtraction and scaling is exact (Rump's error-free extraction). With ``low``
-    (``|low| <= 2^-53 |v| 2^-b``), one more slice: the nearest integer of the
-    last remainder plus ``low`` scaled alike, whose sum rounds once (``2^-32``).
+    (the rest of ``v`` below its double, scaled alike), one more slice: the nearest
+    integer of the last remainder plus ``low``, a sum of modulus below ``2^b``
+    that rounds once (``2^(b-53)``).
     """
     slices = []
     rest = values
@@ -196,92 +198,95 @@ def _integer_slices(
         whole = np.rint(rest)
         slices.append(whole)
         if index < count - 1 or low is not None:
-            rest = (rest - whole) * 2.0**_SLICE_BITS
+            rest = (rest - whole) * 2.0**bits
     if low is not None:
-        slices.append(np.rint(rest + low * 2.0 ** (count * _SLICE_BITS + _SLICE_BITS)))
+        slices.append(np.rint(rest + low * 2.0 ** ((count + 1) * bits)))
     return slices
 
 
-#: The newest few tables of :func:`_inner_slices`, by (length, bins).
-_INNER_SLICES: dict[tuple[int, bytes], np.ndarray] = {}
+#: The newest few tables of :func:`_inner_slices`, by (length, block, bins).
+_INNER_SLICES: dict[tuple[int, int, bytes], np.ndarray] = {}
 _INNER_SLICES_KEPT = 4
 
 
-def _inner_slices(length: int, key: bytes) -> np.ndarray:
-    """Integer slices of ``2^b w^(j k)`` for ``j < _SLICE_BLOCK`` and the bins ``k`` in
-    ``key`` (int64 bytes): columns ordered (slice, real/imaginary, bin).
+def _inner_slices(length: int, block: int, key: bytes) -> np.ndarray:
+    """Integer slices of ``2^b w^(j k)`` for ``j < block`` and the bins ``k`` in ``key``
+    (int64 bytes): columns ordered (slice, real/imaginary, bin).
 
-    A long-double twiddle part ``v`` is the exact sum of the doubles ``hi = fl(v)``
-    and ``lo = v - hi`` (at most 11 bits); the first two slices come exactly from
-    ``hi``, the third is the nearest integer of the (once rounded) rest plus
-    ``lo``: the slices are within ``2^-64 (1 + 2^-31)`` of ``v``.
+    A long-double twiddle part ``v`` (within ``11 u_ext``) is the exact sum of the
+    doubles ``hi = fl(v)`` and ``lo = v - hi`` (at most 11 bits); the first
+    slices come exactly from ``hi``, the last is the nearest integer of the rest
+    plus ``lo``: the slices are within ``2^(-3b-1) (1 + 2^-31) <= 2^-64 (1 + 2^-31)``
+    of ``v``. Kept for the next pmfs of the same length and bins.
     """
-    if (length, key) in _INNER_SLICES:
-        return _INNER_SLICES[length, key]
+    if (length, block, key) in _INNER_SLICES:
+        return _INNER_SLICES[length, block, key]
+    bits = _SLICE_BLOCKS[block]
     bins = np.frombuffer(key, dtype=np.int64)
-    twiddles = _twiddles((np.arange(_SLICE_BLOCK)[:, None] * bins[None, :]) % length, length)
+    twiddles = _twiddles((np.arange(block)[:, None] * bins[None, :]) % length, length)
     parts = np.concatenate((twiddles.real, twiddles.imag), axis=1)
     high = parts.astype(np.float64)
     low = (parts - high).astype(np.float64)
-    slices = _integer_slices(high * 2.0**_SLICE_BITS, _TWIDDLE_SLICES - 1, low)
+    slices = _integer_slices(high * 2.0**bits, _TWIDDLE_SLICES - 1, bits, low * 2.0**bits)
     result = np.concatenate(slices, axis=1)
     result.flags.writeable = False
     while len(_INNER_SLICES) >= _INNER_SLICES_KEPT:
         del _INNER_SLICES[next(iter(_INNER_SLICES))]
-    _INNER_SLICES[length, key] = result
+    _INNER_SLICES[length, block, key] = result
     return result
 
 
-def _sliced_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
+def _sliced_spectrum(
+    pmf: LossPmf, length: int, bins: np.ndarray, block: int
+) -> tuple[np.ndarray, float]:
     """Spectrum of the pmf at ``bins`` in extended precision from exact products of slices.
 
     Error-free splitting after Ozaki, Ogita, Oishi and Rump (Numer. Algorithms
-    59, 2012): with the support ``p0 + a B + j`` (``B = 512``), ``X_k = sum_a
+    59, 2012): with the support ``p0 + a B + j`` (``B = block``), ``X_k = sum_a
     w^((p0 + aB) k) S_a(k)``, ``S_a(k) = sum_j m_(aB+j) w^(jk)``. A block's masses,
     scaled by the power of two ``2^e_a`` above their largest, are split into four
-    21-bit integer slices and each twiddle (within ``11 u_ext``) into three; the
-    slice products of level ``p + q - 2 <= 3`` are double-precision matrix
-    products whose sums are exact (integers below ``2^51``), so a block's only
-    errors are the truncation (the omitted slices and pairs: at most ``u_ext``
-    and ``2^-74`` of the block's mass per component, 2 units of the modulus) and
-    the extended-precision sum of the four levels (one rounding of the result
-    per component, the others scaled by ``2^-21``: 2 units). The outer twiddle
-    adds 11 units, the complex product 3, the outer balanced tree over the
-    blocks ``ceil(log2 A)``; with the inner twiddle and 2 units of slack,
-    ``(31 + ceil(log2 A)) u_ext`` of the 1-norm. Blocks without mass are skipped.
+    ``b``-bit integer slices (``b = 22`` for ``B = 128``, else 21) and each twiddle
+    into three; the slice products of level ``p + q - 2 <= 3`` are
+    double-precision matrix products whose sums are exact (integers of at most
+    ``2^51``). A block's only errors: the truncation (the twiddles' last slice,
+    ``2^-64``, and the masses' slices and omitted pairs, at most ``3 B 2^-4b <=
+    2^-73``, of the block's mass per component: 2 units of the modulus) and the
+    extended-precision Horner sum of the four levels (one rounding of the result
+    per component, the earlier ones scaled by ``2^-b``: 2 units). The twiddles
+    add 11 units each (inner and outer), the outer complex product 3, the outer
+    balanced tree over the blocks ``ceil(log2 A)``; with 2 units of slack, ``(31 +
+    ceil(log2 A)) u_ext`` of the 1-norm. Blocks without mass are skipped.
     """
+    bits = _SLICE_BLOCKS[block]
     masses = pmf.masses
     atoms = np.flatnonzero(masses)
     start, stop = int(atoms[0]), int(atoms[-1]) + 1
-    rows = -(-(stop - start) // _SLICE_BLOCK)
-    padded = np.zeros(rows * _SLICE_BLOCK)
+    rows = -(-(stop - start) // block)
+    padded = np.zeros(rows * block)
     padded[: stop - start] = masses[start:stop]
-    matrix = padded.reshape(rows, _SLICE_BLOCK)
+    matrix = padded.reshape(rows, block)
     largest = matrix.max(axis=1)
     kept = np.flatnonzero(largest > 0.0)
-    # 2^e > largest (frexp's fraction is below 1): the scaled masses are below 2^21.
+    # 2^e > largest (frexp's fraction is below 1): the scaled masses are below 2^b.
     exponents = np.frexp(largest[kept])[1]
-    mass_slices = _integer_slices(
-        np.ldexp(matrix[kept], (_SLICE_BITS - exponents)[:, None]), _MASS_SLICES
-    )
-    twiddle_slices = _inner_slices(length, bins.astype(np.int64).tobytes())
+    scaled = np.ldexp(matrix[kept], (bits - exponents)[:, None])
+    twiddle_slices = _inner_slices(length, block, bins.astype(np.int64).tobytes())
     width = 2 * bins.shape[0]
     levels = [None] * (_SLICE_LEVEL + 1)
-    for p, mass_slice in enumerate(mass_slices):
+    for p, mass_slice in enumerate(_integer_slices(scaled, _MASS_SLICES, bits)):
         pairs = min(_TWIDDLE_SLICES, _SLICE_LEVEL + 1 - p)
         products = mass_slice @ twiddle_slices[:, : pairs * width]
         for q in range(pairs):
             piece = products[:, q * width : (q + 1) * width]
             levels[p + q] = piece if levels[p + q] is None else levels[p + q] + piece
-    # Each level is a sum of at most three integers of at most 2^51: exact.
     value = levels[-1].astype(np.longdouble)
     for level in levels[-2::-1]:
-        value *= np.longdouble(2.0**-_SLICE_BITS)
+        value *= np.longdouble(2.0**-bits)
         value += level
-    value *= np.ldexp(np.longdouble(1.0), exponents - 2 * _SLICE_BITS)[:, None]
+    value *= np.ldexp(np.longdouble(1.0), exponents - 2 * bits)[:, None]
     count = bins.shape[0]
     inner = value[:, :count] + 1j * value[:, count:]
-    origins = (pmf.offset + start + kept * _SLICE_BLOCK) % length
+    origins = (pmf.offset + start + kept * block) % length
     outer_twiddles = _twiddles((origins[:, None] * bins[None, :]) % length, length)
     result = _pairwise_rows(np.ascontiguousarray((outer_twiddles * inner).T))
     depth = math.ceil(math.log2(max(2, kept.shape[0])))
@@ -381,13 +386,17 @@ def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
         ),
         (_FFT_COST * length * levels, cap, None),
     ]
-    blocks = -(-span // _SLICE_BLOCK)
-    sliced_units = _SLICED_UNITS + math.ceil(math.log2(max(2, blocks)))
-    if sliced_units <= cap:
-        cost = _SLICED_FIXED + _SLICED_COST * blocks * _SLICE_BLOCK * count
-        if (length, bins.astype(np.int64).tobytes()) not in _INNER_SLICES:
-            cost += _SLICED_TABLE_COST * _SLICE_BLOCK * count
-        candidates.append((cost, sliced_units, _sliced_spectrum))
+    key = bins.astype(np.int64).tobytes()
+    for block in _SLICE_BLOCKS:
+        blocks = -(-span // block)
+        sliced_units = _SLICED_UNITS + math.ceil(math.log2(max(2, blocks)))
+        cost = _SLICED_FIXED + count * (_SLICED_COST * blocks * block + _SLICED_OUTER_COST * blocks)
+        if (length, block, key) not in _INNER_SLICES:
+            cost += _SLICED_TABLE_COST * block * count
+        if sliced_units <= cap:
+            candidates.append(
+                (cost, sliced_units, functools.partial(_sliced_spectrum, block=block))
+            )
     divisors = np.arange(2, math.isqrt(length) + 1)
     divisors = divisors[length % divisors == 0]
     rows = np.concatenate((divisors, length // divisors))
