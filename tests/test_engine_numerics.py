@@ -147,6 +147,30 @@ def _exact_transform(offset: int, masses: np.ndarray, k: int, length: int):
     )
 
 
+@pytest.mark.parametrize("block", [128, 512])
+def test_sliced_sums_within_stated_bound(block):
+    """Sliced sums over several blocks: masses from 1e-250 to 1 (each block scaled
+    by its own largest), an empty block skipped, a support longer than the
+    transform (positions wrap around) and arbitrary bins, within the stated bound
+    and within a few u_ext of the 40-digit sums."""
+    masses = _random_masses(1300, 8) * np.logspace(0, -250, 1300) ** np.linspace(0, 1, 1300)
+    masses[600:760] = 0.0
+    pmf = LossPmf(1e-3, -437, masses, 0.0, "upper")
+    length = 1000
+    bins = np.array([0, 1, 3, 499])
+    values, bound = hot_bins._sliced_spectrum(pmf, length, bins, block)
+    blocks = -(-1300 // block) - (block == 128)
+    unit = fft.EXTENDED_UNIT_ROUNDOFF
+    assert bound == pytest.approx(
+        (31 + math.ceil(math.log2(blocks))) * unit * hot_bins.mass_bound(pmf), rel=1e-12
+    )
+    for value, k in zip(values, bins, strict=True):
+        exact = _exact_transform(pmf.offset, masses, int(k), length)
+        error = abs(mpmath.mpc(_exact(value.real), _exact(value.imag)) - exact)
+        assert error <= bound
+        assert error <= 4 * unit * hot_bins.mass_bound(pmf)
+
+
 def test_extended_fold_of_a_long_pmf():
     """A pmf longer than the transform folds in extended precision, its sums charged."""
     masses = _random_masses(2500, 6)

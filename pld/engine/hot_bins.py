@@ -200,7 +200,7 @@ def _integer_slices(
         if index < count - 1 or low is not None:
             rest = (rest - whole) * 2.0**bits
     if low is not None:
-        slices.append(np.rint(rest + low * 2.0 ** ((count + 1) * bits)))
+        slices.append(np.rint(rest + low * 2.0 ** (count * bits)))
     return slices
 
 
