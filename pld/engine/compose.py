@@ -57,8 +57,17 @@ _COMPLEX_PRODUCT_ERROR = 3.0
 _EXTENDED_THRESHOLD = 1e-12
 #: Spectrum bins whose double-precision error bound exceeds this are recomputed
 #: in extended precision: only the few low-frequency bins where |X|^T is not
-#: negligible.
+#: negligible ...
 _HOT_BIN_ERROR = 1e-20
+#: ... except the smallest of them whose bounds, with those of the other cold
+#: bins, add at most this share of the inverse transform's own round-off term
+#: to error_max and to error_l1 (their double-precision bounds stay valid).
+_COLD_SHARE = 1e-3
+#: When the hot bins' typical extended-precision error (in units of u_ext of the
+#: 1-norm), amplified by the number of rounds, exceeds this share of the inverse
+#: transform's term, their method is chosen for its bound before its cost.
+_TYPICAL_EXTENDED_ERROR = 32.0
+_TIGHT_SHARE = 0.1
 #: Bins whose magnitude bound is below exp(_LOG_DEAD) are not powered (set to 0,
 #: error = magnitude bound).
 _LOG_DEAD = -700.0
@@ -107,6 +116,41 @@ def _half_spectrum_weights(length: int) -> np.ndarray:
     if length % 2 == 0:
         weights[-1] = 1.0
     return weights
+
+
+def _hot_bins(
+    spectrum_error: np.ndarray,
+    magnitude_bound: np.ndarray,
+    weights: np.ndarray,
+    inverse_error: float,
+) -> np.ndarray:
+    """Indices (into the live bins) of the bins to recompute in extended precision.
+
+    Those whose double-precision bound exceeds ``_HOT_BIN_ERROR``, except the
+    smallest of them while the cold bins' bounds add up to at most
+    ``_COLD_SHARE`` of the inverse transform's term (``inverse_error`` times the
+    magnitude bounds, in the 1-norm and in the 2-norm; weights as in the half
+    spectrum). Any split is sound: a cold bin keeps its valid bound.
+    """
+    hot = np.flatnonzero(spectrum_error > _HOT_BIN_ERROR)
+    if not hot.size:
+        return hot
+    errors, hot_weights = spectrum_error[hot], weights[hot]
+    squares = spectrum_error * spectrum_error
+    budget_max = _COLD_SHARE * inverse_error * float(np.dot(weights, magnitude_bound))
+    budget_norm = (_COLD_SHARE * inverse_error) ** 2 * float(
+        np.dot(weights, magnitude_bound * magnitude_bound)
+    )
+    budget_max -= float(np.dot(weights, spectrum_error)) - float(np.dot(hot_weights, errors))
+    budget_norm -= float(np.dot(weights, squares)) - float(np.dot(hot_weights, squares[hot]))
+    order = np.argsort(errors)
+    cold = int(
+        np.count_nonzero(
+            (np.cumsum(hot_weights[order] * errors[order]) <= budget_max)
+            & (np.cumsum(hot_weights[order] * squares[hot][order]) <= budget_norm)
+        )
+    )
+    return np.sort(hot[order[cold:]])
 
 
 def _fold(pmf: LossPmf, length: int) -> np.ndarray:
@@ -322,16 +366,30 @@ def _compose(
     magnitude_bound = np.exp(log_magnitude)
     spectrum_error = magnitude_bound * relative_error
 
+    if live is None:
+        live_weights = _half_spectrum_weights(length)
+    else:
+        live_weights = np.where((live == 0) | (2 * live == length), 1.0, 2.0)
+    # The inverse transform, and the division of its result by N (one unit).
+    inverse_error = (_FFT_ERROR_PER_LEVEL * levels + 1) * _UNIT_ROUNDOFF
+
     amplification = sum(counts)
     if amplification * forward_errors[0] / finite_masses[0] > _EXTENDED_THRESHOLD:
-        hot = np.flatnonzero(spectrum_error > _HOT_BIN_ERROR)
+        hot = _hot_bins(spectrum_error, magnitude_bound, live_weights, inverse_error)
+        # Typical extended bounds (about 32 u_ext of the 1-norm), amplified T times
+        # at the largest bins, against the inverse transform's own term.
+        tight = amplification * _TYPICAL_EXTENDED_ERROR * fft.EXTENDED_UNIT_ROUNDOFF > (
+            _TIGHT_SHARE
+            * inverse_error
+            * math.sqrt(float(np.dot(live_weights, magnitude_bound**2)))
+        )
         if hot.size:
             hot_bins = hot if live is None else live[hot]
             exact = np.ones(hot.shape[0], dtype=np.clongdouble)
             hot_log = np.zeros(hot.shape[0])
             hot_relative = np.zeros(hot.shape[0])
             for pmf, count in factors:
-                values, error = extended_spectrum(pmf, length, hot_bins)
+                values, error = extended_spectrum(pmf, length, hot_bins, tight)
                 # |X| is formed in extended precision and rounded to double: 2u.
                 magnitude = np.abs(values).astype(np.float64) * (1 + 2 * _UNIT_ROUNDOFF) + error
                 hot_log += count * np.log(magnitude)
@@ -344,15 +402,9 @@ def _compose(
             magnitude_bound[hot] = np.exp(hot_log)
             spectrum_error[hot] = magnitude_bound[hot] * relative_error_hot
 
-    if live is None:
-        live_weights = _half_spectrum_weights(length)
-    else:
-        live_weights = np.where((live == 0) | (2 * live == length), 1.0, 2.0)
     # The weights of all bins add up to the length.
     dead_weight = float(length - live_weights.sum())
     dead_bound = math.exp(_LOG_DEAD)
-    # The inverse transform, and the division of its result by N (one unit).
-    inverse_error = (_FFT_ERROR_PER_LEVEL * levels + 1) * _UNIT_ROUNDOFF
     spectrum_error_sum = float(np.dot(live_weights, spectrum_error)) + dead_weight * dead_bound
     magnitude_sum = float(np.dot(live_weights, magnitude_bound)) + dead_weight * dead_bound
     error_max = (spectrum_error_sum + inverse_error * magnitude_sum) / length

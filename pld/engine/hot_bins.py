@@ -45,6 +45,9 @@ _FFT_COST = 1.2
 #: Among the methods within this factor of the cheapest one's cost, the one with
 #: the smallest error bound is used.
 _COST_SLACK = 1.2
+#: When the bound matters (``tight``), only methods whose bound is within this
+#: factor of the smallest are considered.
+_TIGHT_UNITS = 1.25
 #: Largest number of (bin, column) terms of the pruned sum held at once (64 MB of
 #: long-double complex values).
 _MAX_TERMS = 2**21
@@ -363,14 +366,19 @@ def _pruned_units(rows: np.ndarray | int, columns: np.ndarray | int) -> np.ndarr
     )
 
 
-def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
+def extended_spectrum(
+    pmf: LossPmf, length: int, bins: np.ndarray, tight: bool = False
+) -> tuple[np.ndarray, float]:
     """Spectrum of the pmf at ``bins`` in extended precision, and its entrywise error bound.
 
     Four methods whose bound is at most the extended FFT's (``8 u_ext log2 N`` of
     the 1-norm): a direct sum over the atoms, sliced sums over the support, an
     output-pruned FFT (columns of the length ``M`` dividing ``N`` that costs
     least), the extended FFT of the whole length. Of those whose measured cost is
-    within ``_COST_SLACK`` of the cheapest, the one with the smallest bound is used.
+    within ``_COST_SLACK`` of the cheapest, the one with the smallest bound is used;
+    with ``tight`` (the composition amplifies these bounds to a sizeable share of
+    its error terms), the cheapest of those within ``_TIGHT_UNITS`` of the smallest
+    bound.
     """
     levels = math.log2(length)
     atoms = np.flatnonzero(pmf.masses)
@@ -418,6 +426,9 @@ def extended_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.n
                 lambda p, n, b: _pruned_spectrum(p, n, b, chosen),
             )
         )
+    if tight:
+        smallest = min(units for _, units, _ in candidates)
+        candidates = [item for item in candidates if item[1] <= _TIGHT_UNITS * smallest]
     cheapest = min(cost for cost, _, _ in candidates)
     _, _, method = min(
         (item for item in candidates if item[0] <= _COST_SLACK * cheapest),
