@@ -175,8 +175,8 @@ def irfft(spectrum: np.ndarray, length: int) -> np.ndarray:
 
 
 def irfft_sparse(indices: np.ndarray | None, values: np.ndarray, length: int) -> np.ndarray:
-    """:func:`irfft` of the spectrum that is ``values`` at ``indices`` (all bins
-    if None) and zero elsewhere; returns a new array."""
+    """:func:`irfft` of the spectrum that is ``values`` at ``indices`` (ascending; all
+    bins if None) and zero elsewhere; returns a new array."""
     if backend() == "scipy":
         spectrum = values if indices is None else np.zeros(length // 2 + 1, dtype=complex)
         if indices is not None:
@@ -185,6 +185,12 @@ def irfft_sparse(indices: np.ndarray | None, values: np.ndarray, length: int) ->
     _, inverse = _fftw_plans(length)
     if indices is None:
         inverse.input_array[:] = values
+    elif indices.shape[0] and indices[-1] - indices[0] + 1 == indices.shape[0]:
+        # Ascending and contiguous (the live bins are usually the lowest ones).
+        first, stop = int(indices[0]), int(indices[-1]) + 1
+        inverse.input_array[:first] = 0.0
+        inverse.input_array[first:stop] = values
+        inverse.input_array[stop:] = 0.0
     else:
         inverse.input_array[:] = 0.0
         inverse.input_array[indices] = values

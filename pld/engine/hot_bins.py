@@ -366,6 +366,28 @@ def _pruned_units(rows: np.ndarray | int, columns: np.ndarray | int) -> np.ndarr
     )
 
 
+def _pruned_candidate(length: int, count: int, cap: float) -> list:
+    """The output-pruned sum at the column length of least measured cost whose bound
+    is at most ``cap`` units, as (cost, units, method), if there is one."""
+    divisors = np.arange(2, math.isqrt(length) + 1)
+    divisors = divisors[length % divisors == 0]
+    rows = np.concatenate((divisors, length // divisors))
+    # Column lengths of a power of two times at most 25: FFTW's long-double
+    # transforms of lengths such as 125 or 225 cost 2-3 times their N log2 M.
+    odd = rows // (rows & -rows)
+    rows = rows[(rows % 4 == 0) & (odd <= _LARGEST_ODD_FACTOR)]
+    rows = rows[count * (length // rows) <= _MAX_TERMS]
+    units = _pruned_units(rows, length // rows)
+    rows, units = rows[units <= cap], units[units <= cap]
+    if rows.size:
+        costs = _COLUMNS_COST * length * np.log2(rows) + _OUTER_COST * count * (length // rows)
+        best = int(np.argmin(costs))
+        chosen = int(rows[best])
+        method = functools.partial(_pruned_spectrum, rows=chosen)
+        return [(float(costs[best]), float(units[best]), method)]
+    return []
+
+
 def extended_spectrum(
     pmf: LossPmf, length: int, bins: np.ndarray, tight: bool = False
 ) -> tuple[np.ndarray, float]:
@@ -405,27 +427,9 @@ def extended_spectrum(
             candidates.append(
                 (cost, sliced_units, functools.partial(_sliced_spectrum, block=block))
             )
-    divisors = np.arange(2, math.isqrt(length) + 1)
-    divisors = divisors[length % divisors == 0]
-    rows = np.concatenate((divisors, length // divisors))
-    # Column lengths of a power of two times at most 25: FFTW's long-double
-    # transforms of lengths such as 125 or 225 cost 2-3 times their N log2 M.
-    odd = rows // (rows & -rows)
-    rows = rows[(rows % 4 == 0) & (odd <= _LARGEST_ODD_FACTOR)]
-    rows = rows[count * (length // rows) <= _MAX_TERMS]
-    units = _pruned_units(rows, length // rows)
-    rows, units = rows[units <= cap], units[units <= cap]
-    if rows.size:
-        costs = _COLUMNS_COST * length * np.log2(rows) + _OUTER_COST * count * (length // rows)
-        best = int(np.argmin(costs))
-        chosen = int(rows[best])
-        candidates.append(
-            (
-                float(costs[best]),
-                float(units[best]),
-                lambda p, n, b: _pruned_spectrum(p, n, b, chosen),
-            )
-        )
+    # The pruned sum costs at least its columns' transforms of length 4.
+    if min(cost for cost, _, _ in candidates) > 2 * _COLUMNS_COST * length:
+        candidates += _pruned_candidate(length, count, cap)
     if tight:
         smallest = min(units for _, units, _ in candidates)
         candidates = [item for item in candidates if item[1] <= _TIGHT_UNITS * smallest]
