@@ -303,18 +303,22 @@ def _fold_extended(pmf: LossPmf, length: int) -> tuple[np.ndarray, int]:
     A sum of ``w`` masses errs by at most ``(w - 1) u_ext`` relatively (none when
     the support fits in the length).
     """
-    size = pmf.masses.shape[0]
+    masses = pmf.masses
+    size = masses.shape[0]
     start = pmf.offset % length
+    folded = np.zeros(length, dtype=np.longdouble)
+    head = min(size, length - start)
+    folded[start : start + head] = masses[:head]
+    folded[: min(size, length) - head] = masses[head:length]
     if size <= length:
-        folded = np.zeros(length, dtype=np.longdouble)
-        head = min(size, length - start)
-        folded[start : start + head] = pmf.masses[:head]
-        folded[: size - head] = pmf.masses[head:]
         return folded, 1
-    wraps = -(-(start + size) // length)
-    padded = np.zeros(wraps * length, dtype=np.longdouble)
-    padded[start : start + size] = pmf.masses
-    return padded.reshape(wraps, length).sum(axis=0), wraps
+    # The masses beyond the first ``length`` are added in order, a row at a time.
+    for first in range(length, size, length):
+        row = masses[first : first + length]
+        tail = min(row.shape[0], length - start)
+        folded[start : start + tail] += row[:tail]
+        folded[: row.shape[0] - tail] += row[tail:]
+    return folded, -(-(start + size) // length)
 
 
 @functools.lru_cache(maxsize=4)
