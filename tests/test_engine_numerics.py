@@ -16,6 +16,7 @@ import pytest
 
 import pld
 from pld.engine import _kernels, fft, hot_bins, loss_pmf
+from pld.engine import compose as compose_module
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import _ends, _rates
 
@@ -169,6 +170,47 @@ def test_sliced_sums_within_stated_bound(block):
         error = abs(mpmath.mpc(_exact(value.real), _exact(value.imag)) - exact)
         assert error <= bound
         assert error <= 4 * unit * hot_bins.mass_bound(pmf)
+
+
+def test_cold_bins_stay_within_their_share():
+    """The hot bins are the candidates above 1e-20 except the smallest, whose bounds
+    with the other cold bins' add at most 1e-3 of the inverse transform's term in
+    both norms; one more cold bin would exceed it."""
+    rng = np.random.default_rng(4)
+    magnitude = np.exp(-(np.linspace(0.0, 60.0, 3000) ** 1.5))
+    error = magnitude * 1e-12 * (1 + rng.random(3000))
+    weights = np.full(3000, 2.0)
+    weights[0] = 1.0
+    inverse = 1.8e-14
+    hot = compose_module._hot_bins(error, magnitude, weights, inverse)
+    candidates = np.flatnonzero(error > compose_module._HOT_BIN_ERROR)
+    assert set(hot) < set(candidates)
+    cold = np.ones(3000, bool)
+    cold[hot] = False
+    share = compose_module._COLD_SHARE * inverse
+
+    def within(mask):
+        return np.dot(weights[mask], error[mask]) <= share * np.dot(weights, magnitude) and (
+            np.dot(weights[mask], error[mask] ** 2) <= share**2 * np.dot(weights, magnitude**2)
+        )
+
+    assert within(cold)
+    smallest_hot = hot[np.argmin(error[hot])]
+    cold[smallest_hot] = True
+    assert not within(cold)
+
+
+def test_tight_choice_prefers_the_smaller_bound():
+    """Where the composition amplifies the hot bins' bound, the direct sum (25
+    units here) is used instead of the cheaper sliced sums (35 units)."""
+    masses = _random_masses(1500, 9)
+    pmf = LossPmf(1e-3, -700, masses, 0.0, "upper")
+    bins = np.arange(16)
+    unit = fft.EXTENDED_UNIT_ROUNDOFF * hot_bins.mass_bound(pmf)
+    _, loose = hot_bins.extended_spectrum(pmf, 20000, bins)
+    _, tight = hot_bins.extended_spectrum(pmf, 20000, bins, tight=True)
+    assert loose == pytest.approx(35 * unit, rel=1e-9)
+    assert tight == pytest.approx(25 * unit, rel=1e-9)
 
 
 def test_extended_fold_of_a_long_pmf():
