@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 
 import numpy as np
 
@@ -126,6 +127,19 @@ def _halving_sums(values: np.ndarray) -> np.ndarray:
         width //= 2
         values[:, :width] += values[:, width : 2 * width]
     return values[:, 0].copy()
+
+
+#: Per pmf (while it lives): its number of non-zero masses and the first and last.
+_SUPPORTS: weakref.WeakKeyDictionary[LossPmf, tuple[int, int, int]] = weakref.WeakKeyDictionary()
+
+
+def _support(pmf: LossPmf) -> tuple[int, int, int]:
+    """Number of non-zero masses of the pmf, and the indices of the first and last."""
+    if pmf not in _SUPPORTS:
+        nonzero = pmf.masses != 0.0
+        last = nonzero.shape[0] - 1 - int(np.argmax(nonzero[::-1]))
+        _SUPPORTS[pmf] = (int(np.count_nonzero(nonzero)), int(np.argmax(nonzero)), last)
+    return _SUPPORTS[pmf]
 
 
 def mass_bound(pmf: LossPmf) -> float:
@@ -262,8 +276,8 @@ def _sliced_spectrum(
     """
     bits = _SLICE_BLOCKS[block]
     masses = pmf.masses
-    atoms = np.flatnonzero(masses)
-    start, stop = int(atoms[0]), int(atoms[-1]) + 1
+    _, start, last = _support(pmf)
+    stop = last + 1
     rows = -(-(stop - start) // block)
     padded = np.zeros(rows * block)
     padded[: stop - start] = masses[start:stop]
@@ -407,15 +421,15 @@ def extended_spectrum(
     bound.
     """
     levels = math.log2(length)
-    atoms = np.flatnonzero(pmf.masses)
-    span = int(atoms[-1] - atoms[0]) + 1
+    atoms, first, last = _support(pmf)
+    span = last - first + 1
     count = bins.shape[0]
     cap = FFT_ERROR_PER_LEVEL * levels
     # (cost, units, method); the units decide only between methods of similar cost.
     candidates = [
         (
-            atoms.shape[0] * count * _DIRECT_COST,
-            _DIRECT_UNITS + math.ceil(math.log2(max(2, atoms.shape[0]))),
+            atoms * count * _DIRECT_COST,
+            _DIRECT_UNITS + math.ceil(math.log2(max(2, atoms))),
             _direct_spectrum,
         ),
         (_FFT_COST * length * levels, cap, None),
