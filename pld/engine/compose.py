@@ -344,17 +344,20 @@ def _compose(
             if keep.all():
                 keep = None
         if keep is not None:
-            selected = np.flatnonzero(keep)
-            live = selected if live is None else live[selected]
+            indices = np.flatnonzero(keep)
+            selected = indices
+            if indices.shape[0] and indices[-1] - indices[0] + 1 == indices.shape[0]:
+                selected = slice(int(indices[0]), int(indices[-1]) + 1)  # views
+            live = indices if live is None else live[selected]
             values, magnitude = values[selected], magnitude[selected]
             if index:
                 log_magnitude, relative_error = log_magnitude[selected], relative_error[selected]
                 logs, composed = logs[selected], composed[selected]
-        elif live is None:
-            values = values.copy()
         if index == 0:
-            log_magnitude = count * np.log(magnitude)
-            relative_error = count * error / magnitude
+            # ``values`` may be the transform's own output: powered in place below.
+            relative_error = np.divide(count * error, magnitude)
+            log_magnitude = np.log(magnitude, out=magnitude)
+            log_magnitude *= count
         else:
             log_magnitude += count * logs
             relative_error += count * error / magnitude
@@ -369,7 +372,12 @@ def _compose(
     if live is None:
         live_weights = _half_spectrum_weights(length)
     else:
-        live_weights = np.where((live == 0) | (2 * live == length), 1.0, 2.0)
+        # Ascending: only the first can be DC, only the last Nyquist.
+        live_weights = np.full(live.shape[0], 2.0)
+        if live.shape[0] and live[0] == 0:
+            live_weights[0] = 1.0
+        if live.shape[0] and 2 * live[-1] == length:
+            live_weights[-1] = 1.0
     # The inverse transform, and the division of its result by N (one unit).
     inverse_error = (_FFT_ERROR_PER_LEVEL * levels + 1) * _UNIT_ROUNDOFF
 
