@@ -264,17 +264,22 @@ def _compose(
     first = factors[0][0]
     step, bound = first.step, first.bound
     counts = [count for _, count in factors]
+    finite_masses = [p.finite_mass for p, _ in factors]
+    # Sums over the factors, in their order (one pass of Python arithmetic).
+    log_finite = log_junk = loss_error = log_mass = reach = 0.0
+    for p, c in factors:
+        if p.infinity_mass < 1.0:
+            log_finite += c * math.log1p(-p.infinity_mass)
+        log_junk += c * math.log1p(p.junk_mass)
+        loss_error += c * p.loss_error
+        log_mass += c * math.log1p(p.mass_error)
+        reach += c * (abs(p.offset) + p.masses.shape[0])
     if max(p.infinity_mass for p, _ in factors) >= 1.0:
         infinity_mass = 1.0
     else:
-        infinity_mass = -math.expm1(sum(c * math.log1p(-p.infinity_mass) for p, c in factors))
-    log_junk = sum(c * math.log1p(p.junk_mass) for p, c in factors)
+        infinity_mass = -math.expm1(log_finite)
     input_junk = math.expm1(min(log_junk, _LARGEST_LOG))
-    finite_masses = [p.finite_mass for p, _ in factors]
-    loss_error = sum(c * p.loss_error for p, c in factors)
-    mass_error = math.expm1(
-        min(sum(c * math.log1p(p.mass_error) for p, c in factors), _LARGEST_LOG)
-    )
+    mass_error = math.expm1(min(log_mass, _LARGEST_LOG))
     if min(finite_masses) <= 0.0:
         empty = LossPmf(
             step,
@@ -288,7 +293,6 @@ def _compose(
         )
         return empty, None
 
-    reach = sum(c * (abs(p.offset) + p.masses.shape[0]) for p, c in factors)
     if reach > _LARGEST_INDEX:
         raise ValueError(
             f"the composition of {sum(counts)} rounds reaches the loss grid index {reach:.3g}, "
@@ -313,27 +317,25 @@ def _compose(
             "increase loss_grid_step (coarser grid) or compose fewer rounds at a time",
         )
 
-    log_grown = sum(
-        c * math.log(m + p.error_l1) for (p, c), m in zip(factors, finite_masses, strict=True)
-    )
-    log_plain = sum(c * math.log(m) for (p, c), m in zip(factors, finite_masses, strict=True))
+    levels = math.log2(length)
+    log_grown = log_plain = 0.0
+    forward_errors, log_ceilings = [], []
+    for (p, c), m in zip(factors, finite_masses, strict=True):
+        log_grown += c * math.log(m + p.error_l1)
+        log_plain += c * math.log(m)
+        norm = mass_bound(p)
+        error = (_FFT_ERROR_PER_LEVEL * levels + _fold_rows(p, length) - 1) * _UNIT_ROUNDOFF
+        forward_errors.append(error * norm)
+        # Largest possible magnitude bound |X^|(1 + u) + e of the factor: |X^| <= s + e.
+        log_ceilings.append(
+            c * math.log((norm + error * norm) * (1 + _UNIT_ROUNDOFF) + error * norm)
+        )
     grown = math.exp(min(log_grown, _LARGEST_LOG))
     input_error_l1 = grown * -math.expm1(log_plain - log_grown)
     input_error_max = sum(
         c * p.error_max * grown / (m + p.error_l1)
         for (p, c), m in zip(factors, finite_masses, strict=True)
     )
-
-    levels = math.log2(length)
-    forward_errors = [
-        (_FFT_ERROR_PER_LEVEL * levels + _fold_rows(p, length) - 1) * _UNIT_ROUNDOFF * mass_bound(p)
-        for p, _ in factors
-    ]
-    # Largest possible magnitude bound |X^|(1 + u) + e of each factor: |X^| <= s + e.
-    log_ceilings = [
-        c * math.log((mass_bound(p) + e) * (1 + _UNIT_ROUNDOFF) + e)
-        for (p, c), e in zip(factors, forward_errors, strict=True)
-    ]
     live = None  # every bin, until some are dead
     composed = log_magnitude = relative_error = None
     rest = sum(log_ceilings)
