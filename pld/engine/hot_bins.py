@@ -279,14 +279,15 @@ def _sliced_spectrum(
     _, start, last = _support(pmf)
     stop = last + 1
     rows = -(-(stop - start) // block)
-    padded = np.zeros(rows * block)
-    padded[: stop - start] = masses[start:stop]
-    matrix = padded.reshape(rows, block)
+    padding = np.zeros(rows * block - (stop - start))
+    matrix = np.concatenate((masses[start:stop], padding)).reshape(rows, block)
     largest = matrix.max(axis=1)
     kept = np.flatnonzero(largest > 0.0)
+    if kept.shape[0] < rows:
+        matrix, largest = matrix[kept], largest[kept]
     # 2^e > largest (frexp's fraction is below 1): the scaled masses are below 2^b.
-    exponents = np.frexp(largest[kept])[1]
-    scaled = np.ldexp(matrix[kept], (bits - exponents)[:, None])
+    exponents = np.frexp(largest)[1]
+    scaled = np.ldexp(matrix, (bits - exponents)[:, None])
     twiddle_slices = _inner_slices(length, block, bins.astype(np.int64).tobytes())
     width = 2 * bins.shape[0]
     levels = [None] * (_SLICE_LEVEL + 1)
