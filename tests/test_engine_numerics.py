@@ -148,13 +148,19 @@ def _exact_transform(offset: int, masses: np.ndarray, k: int, length: int):
     )
 
 
-@pytest.mark.parametrize("block", [128, 512])
-def test_sliced_sums_within_stated_bound(block):
+@pytest.mark.parametrize("block,spiky", [(128, False), (512, False), (512, True)])
+def test_sliced_sums_within_stated_bound(block, spiky):
     """Sliced sums over several blocks: masses from 1e-250 to 1 (each block scaled
-    by its own largest), an empty block skipped, a support longer than the
-    transform (positions wrap around) and arbitrary bins, within the stated bound
-    and within a few u_ext of the 40-digit sums."""
+    by its own largest) or, spiky, one large mass per 64 points among masses
+    2^-10 to 2^-60 of it (whose products sit in the lower slices), an empty block
+    skipped, a support longer than the transform (positions wrap around) and
+    arbitrary bins, within the stated bound and within a few u_ext of the
+    40-digit sums."""
     masses = _random_masses(1300, 8) * np.logspace(0, -250, 1300) ** np.linspace(0, 1, 1300)
+    if spiky:
+        rng = np.random.default_rng(8)
+        masses = 2.0 ** -rng.integers(10, 60, 1300) * (1 + rng.random(1300))
+        masses[::64] = 1.0
     masses[600:760] = 0.0
     pmf = LossPmf(1e-3, -437, masses, 0.0, "upper")
     length = 1000

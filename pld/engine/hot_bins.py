@@ -36,7 +36,7 @@ FFT_ERROR_PER_LEVEL = 8.0
 #: one ``N log2 M`` of the pruned sum's column transforms, one (bin, column)
 #: term of its outer sum, and one ``N log2 N`` of the extended FFT.
 _DIRECT_COST = 30.0
-_SLICED_COST = 0.5
+_SLICED_COST = 0.4
 _SLICED_OUTER_COST = 42.0
 _SLICED_FIXED = 10_000.0
 _SLICED_TABLE_COST = 30.0
@@ -177,64 +177,44 @@ def _twiddles(phase: np.ndarray, length: int) -> np.ndarray:
     return high[phase // block] * low[phase % block]
 
 
-#: Block lengths of the sliced sums and the bits of their slices: a product of
-#: two slices is an integer of at most 2^(2b) and a block's sum of B of them at
-#: most B 2^(2b) <= 2^51, exact in double precision whatever the order, blocking
-#: and fused multiply-adds of the matrix product; a sum of three is exact too.
+#: Block lengths of the sliced sums and the bits ``b`` of their leading slices:
+#: a product of two slices is an integer of at most 2^(2b) and a sum of 2B such
+#: products (at most 2^(2b-1) each beyond the first B) at most B 2^(2b) <= 2^51,
+#: exact in double precision whatever the order, blocking and fused
+#: multiply-adds of the matrix product.
 _SLICE_BLOCKS = {128: 22, 256: 21, 512: 21}
-#: Slices per mass (the last within 2^(-4b-1) of the block's scale) and per
-#: twiddle (the last within 2^-64); slice pairs of level p + q - 2 <=
-#: _SLICE_LEVEL are multiplied (9 of 12), the others are charged.
-_MASS_SLICES = 4
-_TWIDDLE_SLICES = 3
-_SLICE_LEVEL = 3
 #: Error of the sliced sums in units of u_ext of the 1-norm, without their
-#: summation depth: the inner twiddle (11), the slices' truncation (2), the sum of
-#: the levels in extended precision (2), the outer twiddle (11) and complex
-#: product (3), and 2 units of slack.
-_SLICED_UNITS = 11 + 2 + 2 + 11 + 3 + 2
+#: summation depth: the inner twiddle (11), the split of the twiddles and the
+#: double-precision products of the small parts (below 2^-73 of the block's
+#: mass: 1), the sum of the levels in extended precision (2), the outer twiddle
+#: (11) and complex product (3), and 3 units of slack.
+_SLICED_UNITS = 11 + 1 + 2 + 11 + 3 + 3
 
 
-def _integer_slices(
-    values: np.ndarray, count: int, bits: int, low: np.ndarray | None = None
-) -> list[np.ndarray]:
-    """Doubles ``values`` (``|v| <= 2^b``, ``b = bits``) as ``count`` integer-valued
-    arrays ``I_p`` with ``|v - sum_p 2^(-(p-1) b) I_p| <= 2^(-(count-1) b - 1)`` (``|I_1|
-    <= 2^b``, the others ``<= 2^(b-1)``).
-
-    Each slice is the nearest integer of the remainder scaled by ``2^b``; the
-    remainder is a multiple of the value's ulp of modulus at most 1/2, so every
-    subtraction and scaling is exact (Rump's error-free extraction). With ``low``
-    (the rest of ``v`` below its double, scaled alike), one more slice: the nearest
-    integer of the last remainder plus ``low``, a sum of modulus below ``2^b``
-    that rounds once (``2^(b-53)``).
-    """
-    slices = []
-    rest = values
-    for index in range(count):
-        whole = np.rint(rest)
-        slices.append(whole)
-        if index < count - 1 or low is not None:
-            rest = (rest - whole) * 2.0**bits
-    if low is not None:
-        slices.append(np.rint(rest + low * 2.0 ** (count * bits)))
-    return slices
+def _split(values: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """``v = I + 2^-b t`` for doubles ``|v| <= 2^b`` (``b = bits``): ``I`` the nearest
+    integers, ``t = (v - I) 2^b`` (``|t| <= 2^(b-1)``), both exact: ``v - I`` is a
+    multiple of the ulp of ``v`` of modulus at most 1/2 (Rump's error-free
+    extraction)."""
+    whole = np.rint(values)
+    return whole, (values - whole) * 2.0**bits
 
 
 #: The newest few tables of :func:`_inner_slices`, by (length, block, bins).
-_INNER_SLICES: dict[tuple[int, int, bytes], np.ndarray] = {}
+_INNER_SLICES: dict[tuple[int, int, bytes], tuple[np.ndarray, ...]] = {}
 _INNER_SLICES_KEPT = 4
 
 
-def _inner_slices(length: int, block: int, key: bytes) -> np.ndarray:
-    """Integer slices of ``2^b w^(j k)`` for ``j < block`` and the bins ``k`` in ``key``
-    (int64 bytes): columns ordered (slice, real/imaginary, bin).
+def _inner_slices(length: int, block: int, key: bytes) -> tuple[np.ndarray, ...]:
+    """Slices of ``v = 2^b w^(j k)`` (real and imaginary parts) for ``j < block`` and
+    the bins ``k`` in ``key`` (int64 bytes), stacked for :func:`_sliced_spectrum`:
+    ``J1``, ``[J2; J1]`` and ``[rho; J1; 2^-b nu]`` with ``v = J1 + 2^-b nu``, ``nu =
+    J2 + rho``, ``J1``, ``J2`` integers (``|J1| <= 2^b``, ``|J2| <= 2^(b-1)``).
 
-    A long-double twiddle part ``v`` (within ``11 u_ext``) is the exact sum of the
-    doubles ``hi = fl(v)`` and ``lo = v - hi`` (at most 11 bits); the first
-    slices come exactly from ``hi``, the last is the nearest integer of the rest
-    plus ``lo``: the slices are within ``2^(-3b-1) (1 + 2^-31) <= 2^-64 (1 + 2^-31)``
-    of ``v``. Kept for the next pmfs of the same length and bins.
+    A long-double twiddle part (within ``11 u_ext``) is the exact sum of the
+    double ``hi`` and the at most 11 bits ``lo`` below it; ``nu`` adds ``lo`` to the
+    exact rest of ``hi`` with one rounding (within ``2^(-b-53)`` of ``v / 2^b``,
+    at most ``2^-74``). Kept for the next pmfs of the same length and bins.
     """
     if (length, block, key) in _INNER_SLICES:
         return _INNER_SLICES[length, block, key]
@@ -244,9 +224,16 @@ def _inner_slices(length: int, block: int, key: bytes) -> np.ndarray:
     parts = np.concatenate((twiddles.real, twiddles.imag), axis=1)
     high = parts.astype(np.float64)
     low = (parts - high).astype(np.float64)
-    slices = _integer_slices(high * 2.0**bits, _TWIDDLE_SLICES - 1, bits, low * 2.0**bits)
-    result = np.concatenate(slices, axis=1)
-    result.flags.writeable = False
+    first, rest = _split(high * 2.0**bits, bits)
+    rest += low * 2.0 ** (2 * bits)
+    second = np.rint(rest)
+    result = (
+        first,
+        np.concatenate((second, first)),
+        np.concatenate((rest - second, first, rest * 2.0**-bits)),
+    )
+    for table in result:
+        table.flags.writeable = False
     while len(_INNER_SLICES) >= _INNER_SLICES_KEPT:
         del _INNER_SLICES[next(iter(_INNER_SLICES))]
     _INNER_SLICES[length, block, key] = result
@@ -261,18 +248,21 @@ def _sliced_spectrum(
     Error-free splitting after Ozaki, Ogita, Oishi and Rump (Numer. Algorithms
     59, 2012): with the support ``p0 + a B + j`` (``B = block``), ``X_k = sum_a
     w^((p0 + aB) k) S_a(k)``, ``S_a(k) = sum_j m_(aB+j) w^(jk)``. A block's masses,
-    scaled by the power of two ``2^e_a`` above their largest, are split into four
-    ``b``-bit integer slices (``b = 22`` for ``B = 128``, else 21) and each twiddle
-    into three; the slice products of level ``p + q - 2 <= 3`` are
+    scaled by the power of two ``2^e_a`` above their largest to ``m < 2^b`` (``b =
+    22`` for ``B = 128``, else 21), are split exactly as ``m = I1 + 2^-b t``, ``t =
+    I2 + r2`` (integers ``I1``, ``I2``), each scaled twiddle part as ``v = J1 + 2^-b
+    nu``, ``nu = J2 + rho`` (:func:`_inner_slices`). Then ``m v = I1 J1 + 2^-b (I1 J2
+    + I2 J1) + 2^-b (I1 rho + r2 J1 + 2^-b t nu)``: the first two levels are
     double-precision matrix products whose sums are exact (integers of at most
-    ``2^51``). A block's only errors: the truncation (the twiddles' last slice,
-    ``2^-64``, and the masses' slices and omitted pairs, at most ``3 B 2^-4b <=
-    2^-73``, of the block's mass per component: 2 units of the modulus) and the
-    extended-precision Horner sum of the four levels (one rounding of the result
-    per component, the earlier ones scaled by ``2^-b``: 2 units). The twiddles
-    add 11 units each (inner and outer), the outer complex product 3, the outer
-    balanced tree over the blocks ``ceil(log2 A)``; with 2 units of slack, ``(31 +
-    ceil(log2 A)) u_ext`` of the 1-norm. Blocks without mass are skipped.
+    ``2^51``), the rest one more whose rounding (``9 B^2 u 2^-2b`` of the block's
+    mass) and the twiddles' split stay below ``2^-73`` of it; the second level and
+    the rest, then the first, are added in extended precision (one rounding of
+    the result per component, the others scaled by ``2^-b``: 2 units). The
+    twiddles add 11 units each (inner and outer), the outer complex product 3,
+    the outer balanced tree over the blocks ``ceil(log2 A)``; with 1 unit for the
+    split and the rest's products and 3 of slack, ``(31 + ceil(log2 A)) u_ext`` of
+    the 1-norm. Blocks without mass are
+    skipped.
     """
     bits = _SLICE_BLOCKS[block]
     masses = pmf.masses
@@ -287,20 +277,14 @@ def _sliced_spectrum(
         matrix, largest = matrix[kept], largest[kept]
     # 2^e > largest (frexp's fraction is below 1): the scaled masses are below 2^b.
     exponents = np.frexp(largest)[1]
-    scaled = np.ldexp(matrix, (bits - exponents)[:, None])
-    twiddle_slices = _inner_slices(length, block, bins.astype(np.int64).tobytes())
-    width = 2 * bins.shape[0]
-    levels = [None] * (_SLICE_LEVEL + 1)
-    for p, mass_slice in enumerate(_integer_slices(scaled, _MASS_SLICES, bits)):
-        pairs = min(_TWIDDLE_SLICES, _SLICE_LEVEL + 1 - p)
-        products = mass_slice @ twiddle_slices[:, : pairs * width]
-        for q in range(pairs):
-            piece = products[:, q * width : (q + 1) * width]
-            levels[p + q] = piece if levels[p + q] is None else levels[p + q] + piece
-    value = levels[-1].astype(np.longdouble)
-    for level in levels[-2::-1]:
-        value *= np.longdouble(2.0**-bits)
-        value += level
+    first, rest = _split(np.ldexp(matrix, (bits - exponents)[:, None]), bits)
+    second = np.rint(rest)
+    leading, crossed, small = _inner_slices(length, block, bins.astype(np.int64).tobytes())
+    level0 = first @ leading
+    level1 = (np.concatenate((first, second), axis=1) @ crossed).astype(np.longdouble)
+    level1 += np.concatenate((first, rest - second, rest), axis=1) @ small
+    value = level0.astype(np.longdouble)
+    value += level1 * np.longdouble(2.0**-bits)
     value *= np.ldexp(np.longdouble(1.0), exponents - 2 * bits)[:, None]
     count = bins.shape[0]
     inner = value[:, :count] + 1j * value[:, count:]
