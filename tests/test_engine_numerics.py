@@ -188,7 +188,8 @@ def test_cold_bins_stay_within_their_share():
     weights = np.full(3000, 2.0)
     weights[0] = 1.0
     inverse = 1.8e-14
-    hot = compose_module._hot_bins(error, magnitude, weights, inverse)
+    hot, square = compose_module._hot_bins(error, magnitude, weights, inverse)
+    assert square == pytest.approx(np.dot(weights, magnitude**2), rel=1e-12)
     candidates = np.flatnonzero(error > compose_module._HOT_BIN_ERROR)
     assert set(hot) < set(candidates)
     cold = np.ones(3000, bool)

@@ -123,8 +123,9 @@ def _hot_bins(
     magnitude_bound: np.ndarray,
     weights: np.ndarray,
     inverse_error: float,
-) -> np.ndarray:
-    """Indices (into the live bins) of the bins to recompute in extended precision.
+) -> tuple[np.ndarray, float]:
+    """Indices (into the live bins) of the bins to recompute in extended precision,
+    and the weighted sum of the squared magnitude bounds.
 
     Those whose double-precision bound exceeds ``_HOT_BIN_ERROR``, except the
     smallest of them while the cold bins' bounds add up to at most
@@ -132,15 +133,14 @@ def _hot_bins(
     magnitude bounds, in the 1-norm and in the 2-norm; weights as in the half
     spectrum). Any split is sound: a cold bin keeps its valid bound.
     """
+    magnitude_square = float(np.dot(weights, magnitude_bound * magnitude_bound))
     hot = np.flatnonzero(spectrum_error > _HOT_BIN_ERROR)
     if not hot.size:
-        return hot
+        return hot, magnitude_square
     errors, hot_weights = spectrum_error[hot], weights[hot]
     squares = spectrum_error * spectrum_error
     budget_max = _COLD_SHARE * inverse_error * float(np.dot(weights, magnitude_bound))
-    budget_norm = (_COLD_SHARE * inverse_error) ** 2 * float(
-        np.dot(weights, magnitude_bound * magnitude_bound)
-    )
+    budget_norm = (_COLD_SHARE * inverse_error) ** 2 * magnitude_square
     budget_max -= float(np.dot(weights, spectrum_error)) - float(np.dot(hot_weights, errors))
     budget_norm -= float(np.dot(weights, squares)) - float(np.dot(hot_weights, squares[hot]))
     order = np.argsort(errors)
@@ -150,7 +150,7 @@ def _hot_bins(
             & (np.cumsum(hot_weights[order] * squares[hot][order]) <= budget_norm)
         )
     )
-    return np.sort(hot[order[cold:]])
+    return np.sort(hot[order[cold:]]), magnitude_square
 
 
 def _fold(pmf: LossPmf, length: int) -> np.ndarray:
@@ -398,13 +398,13 @@ def _compose(
 
     amplification = sum(counts)
     if amplification * forward_errors[0] / finite_masses[0] > _EXTENDED_THRESHOLD:
-        hot = _hot_bins(spectrum_error, magnitude_bound, live_weights, inverse_error)
+        hot, magnitude_square = _hot_bins(
+            spectrum_error, magnitude_bound, live_weights, inverse_error
+        )
         # Typical extended bounds (about 32 u_ext of the 1-norm), amplified T times
         # at the largest bins, against the inverse transform's own term.
         tight = amplification * _TYPICAL_EXTENDED_ERROR * fft.EXTENDED_UNIT_ROUNDOFF > (
-            _TIGHT_SHARE
-            * inverse_error
-            * math.sqrt(float(np.dot(live_weights, magnitude_bound**2)))
+            _TIGHT_SHARE * inverse_error * math.sqrt(magnitude_square)
         )
         if hot.size:
             hot_bins = hot if live is None else live[hot]
