@@ -178,6 +178,27 @@ def test_sliced_sums_within_stated_bound(block, spiky):
         assert error <= 4 * unit * hot_bins.mass_bound(pmf)
 
 
+def test_several_pmfs_at_once():
+    """The extended spectra of several pmfs computed together (their blocks in the
+    same matrix products) are those computed one by one, bounds included."""
+    rng = np.random.default_rng(1)
+    pmfs = []
+    for seed in range(5):
+        masses = _random_masses(int(rng.integers(200, 3000)), 20 + seed)
+        pmfs.append(LossPmf(1e-3, int(rng.integers(-3000, 3000)), masses, 0.0, "upper"))
+    bins = np.arange(12)
+    for block in (128, 512):
+        together = hot_bins._sliced_spectra(pmfs, 4000, bins, block)
+        for pmf, (values, bound) in zip(pmfs, together, strict=True):
+            alone, alone_bound = hot_bins._sliced_spectrum(pmf, 4000, bins, block)
+            assert bound == alone_bound
+            assert np.array_equal(values, alone)
+    for pmf, (values, bound) in zip(pmfs, hot_bins.extended_spectra(pmfs, 4000, bins), strict=True):
+        alone, alone_bound = hot_bins.extended_spectrum(pmf, 4000, bins)
+        assert bound == alone_bound
+        assert np.array_equal(values, alone)
+
+
 def test_cold_bins_stay_within_their_share():
     """The hot bins are the candidates above 1e-20 except the smallest, whose bounds
     with the other cold bins' add at most 1e-3 of the inverse transform's term in

@@ -44,7 +44,7 @@ import numpy as np
 
 from pld.engine import check_grid_points, fft
 from pld.engine.hot_bins import FFT_ERROR_PER_LEVEL as _FFT_ERROR_PER_LEVEL
-from pld.engine.hot_bins import extended_spectrum, mass_bound
+from pld.engine.hot_bins import extended_spectra, mass_bound
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import Window, composition_window
 
@@ -411,8 +411,8 @@ def _compose(
             exact = np.ones(hot.shape[0], dtype=np.clongdouble)
             hot_log = np.zeros(hot.shape[0])
             hot_relative = np.zeros(hot.shape[0])
-            for pmf, count in factors:
-                values, error = extended_spectrum(pmf, length, hot_bins, tight)
+            spectra = extended_spectra([pmf for pmf, _ in factors], length, hot_bins, tight)
+            for (values, error), (_, count) in zip(spectra, factors, strict=True):
                 # |X| is formed in extended precision and rounded to double: 2u.
                 magnitude = np.abs(values).astype(np.float64) * (1 + 2 * _UNIT_ROUNDOFF) + error
                 hot_log += count * np.log(magnitude)

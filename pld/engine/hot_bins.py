@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import weakref
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -264,19 +265,28 @@ def _sliced_spectrum(
     the 1-norm. Blocks without mass are
     skipped.
     """
+    return _sliced_spectra([pmf], length, bins, block)[0]
+
+
+def _sliced_spectra(
+    pmfs: Sequence[LossPmf], length: int, bins: np.ndarray, block: int
+) -> list[tuple[np.ndarray, float]]:
+    """:func:`_sliced_spectrum` of several pmfs at once: their blocks go through the
+    same matrix products (each block's sums are independent of the others')."""
     bits = _SLICE_BLOCKS[block]
-    masses = pmf.masses
-    _, start, last = _support(pmf)
-    stop = last + 1
-    rows = -(-(stop - start) // block)
-    padding = np.zeros(rows * block - (stop - start))
-    matrix = np.concatenate((masses[start:stop], padding)).reshape(rows, block)
-    largest = matrix.max(axis=1)
-    kept = np.flatnonzero(largest > 0.0)
-    if kept.shape[0] < rows:
-        matrix, largest = matrix[kept], largest[kept]
+    matrices, origins, sizes = [], [], []
+    for pmf in pmfs:
+        _, start, last = _support(pmf)
+        rows = -(-(last + 1 - start) // block)
+        padding = np.zeros(rows * block - (last + 1 - start))
+        matrix = np.concatenate((pmf.masses[start : last + 1], padding)).reshape(rows, block)
+        kept = np.flatnonzero(matrix.max(axis=1) > 0.0)
+        matrices.append(matrix if kept.shape[0] == rows else matrix[kept])
+        origins.append((pmf.offset + start + kept * block) % length)
+        sizes.append(kept.shape[0])
+    matrix = matrices[0] if len(pmfs) == 1 else np.concatenate(matrices)
     # 2^e > largest (frexp's fraction is below 1): the scaled masses are below 2^b.
-    exponents = np.frexp(largest)[1]
+    exponents = np.frexp(matrix.max(axis=1))[1]
     first, rest = _split(np.ldexp(matrix, (bits - exponents)[:, None]), bits)
     second = np.rint(rest)
     leading, crossed, small = _inner_slices(length, block, bins.astype(np.int64).tobytes())
@@ -288,12 +298,15 @@ def _sliced_spectrum(
     value *= np.ldexp(np.longdouble(1.0), exponents - 2 * bits)[:, None]
     count = bins.shape[0]
     inner = value[:, :count] + 1j * value[:, count:]
-    origins = (pmf.offset + start + kept * block) % length
-    outer_twiddles = _twiddles((origins[:, None] * bins[None, :]) % length, length)
-    result = _pairwise_rows(np.ascontiguousarray((outer_twiddles * inner).T))
-    depth = math.ceil(math.log2(max(2, kept.shape[0])))
-    error = (_SLICED_UNITS + depth) * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
-    return result, error
+    origin = origins[0] if len(pmfs) == 1 else np.concatenate(origins)
+    terms = _twiddles((origin[:, None] * bins[None, :]) % length, length) * inner
+    results = []
+    for pmf, stop, size in zip(pmfs, np.cumsum(sizes), sizes, strict=True):
+        values = _pairwise_rows(np.ascontiguousarray(terms[stop - size : stop].T))
+        depth = math.ceil(math.log2(max(2, size)))
+        error = (_SLICED_UNITS + depth) * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
+        results.append((values, error))
+    return results
 
 
 def _fold_extended(pmf: LossPmf, length: int) -> tuple[np.ndarray, int]:
@@ -386,8 +399,7 @@ def _pruned_candidate(length: int, count: int, cap: float) -> list:
         costs = _COLUMNS_COST * length * np.log2(rows) + _OUTER_COST * count * (length // rows)
         best = int(np.argmin(costs))
         chosen = int(rows[best])
-        method = functools.partial(_pruned_spectrum, rows=chosen)
-        return [(float(costs[best]), float(units[best]), method)]
+        return [(float(costs[best]), float(units[best]), ("pruned", chosen))]
     return []
 
 
@@ -405,45 +417,92 @@ def extended_spectrum(
     its error terms), the cheapest of those within ``_TIGHT_UNITS`` of the smallest
     bound.
     """
+    return extended_spectra([pmf], length, bins, tight)[0]
+
+
+def extended_spectra(
+    pmfs: Sequence[LossPmf], length: int, bins: np.ndarray, tight: bool = False
+) -> list[tuple[np.ndarray, float]]:
+    """:func:`extended_spectrum` of each pmf (at one length and the same bins); those
+    whose cheapest method is the sliced sums at one block length are computed
+    together, their fixed cost shared."""
+    count = bins.shape[0]
+    key = bins.astype(np.int64).tobytes()
+    cap = FFT_ERROR_PER_LEVEL * math.log2(length)
+    pruned: list = []
+    searched = False
+    chosen = []
+    for pmf in pmfs:
+        candidates = _candidates(pmf, length, count, key, len(pmfs))
+        # The pruned sum costs at least its columns' transforms of length 4.
+        if _COST_SLACK * min(cost for cost, _, _ in candidates) > 2 * _COLUMNS_COST * length:
+            if not searched:
+                pruned, searched = _pruned_candidate(length, count, cap), True
+            candidates += pruned
+        if tight:
+            smallest = min(units for _, units, _ in candidates)
+            candidates = [item for item in candidates if item[1] <= _TIGHT_UNITS * smallest]
+        cheapest = min(cost for cost, _, _ in candidates)
+        chosen.append(
+            min(
+                (item for item in candidates if item[0] <= _COST_SLACK * cheapest),
+                key=lambda item: item[1],
+            )[2]
+        )
+    results: list = [None] * len(pmfs)
+    for block in _SLICE_BLOCKS:
+        together = [i for i, method in enumerate(chosen) if method == ("sliced", block)]
+        if together:
+            values = _sliced_spectra([pmfs[i] for i in together], length, bins, block)
+            for i, value in zip(together, values, strict=True):
+                results[i] = value
+    for i, (pmf, method) in enumerate(zip(pmfs, chosen, strict=True)):
+        if results[i] is None:
+            results[i] = _apply(method, pmf, length, bins)
+    return results
+
+
+def _candidates(pmf: LossPmf, length: int, count: int, key: bytes, sharing: int) -> list:
+    """(cost, units, method) of the direct sum, the extended FFT and the sliced sums
+    (their fixed cost and twiddle slices shared by ``sharing`` pmfs) for the pmf."""
     levels = math.log2(length)
     atoms, first, last = _support(pmf)
     span = last - first + 1
-    count = bins.shape[0]
     cap = FFT_ERROR_PER_LEVEL * levels
-    # (cost, units, method); the units decide only between methods of similar cost.
     candidates = [
         (
             atoms * count * _DIRECT_COST,
             _DIRECT_UNITS + math.ceil(math.log2(max(2, atoms))),
-            _direct_spectrum,
+            ("direct", 0),
         ),
-        (_FFT_COST * length * levels, cap, None),
+        (_FFT_COST * length * levels, cap, ("fft", 0)),
     ]
-    key = bins.astype(np.int64).tobytes()
     for block in _SLICE_BLOCKS:
         blocks = -(-span // block)
-        sliced_units = _SLICED_UNITS + math.ceil(math.log2(max(2, blocks)))
-        cost = _SLICED_FIXED + count * (_SLICED_COST * blocks * block + _SLICED_OUTER_COST * blocks)
+        units = _SLICED_UNITS + math.ceil(math.log2(max(2, blocks)))
+        cost = _SLICED_FIXED / sharing + count * (
+            _SLICED_COST * blocks * block + _SLICED_OUTER_COST * blocks
+        )
         if (length, block, key) not in _INNER_SLICES:
-            cost += _SLICED_TABLE_COST * block * count
-        if sliced_units <= cap:
-            candidates.append(
-                (cost, sliced_units, functools.partial(_sliced_spectrum, block=block))
-            )
-    # The pruned sum costs at least its columns' transforms of length 4.
-    if min(cost for cost, _, _ in candidates) > 2 * _COLUMNS_COST * length:
-        candidates += _pruned_candidate(length, count, cap)
-    if tight:
-        smallest = min(units for _, units, _ in candidates)
-        candidates = [item for item in candidates if item[1] <= _TIGHT_UNITS * smallest]
-    cheapest = min(cost for cost, _, _ in candidates)
-    _, _, method = min(
-        (item for item in candidates if item[0] <= _COST_SLACK * cheapest),
-        key=lambda item: item[1],
-    )
-    if method is not None:
-        return method(pmf, length, bins)
+            cost += _SLICED_TABLE_COST * block * count / sharing
+        if units <= cap:
+            candidates.append((cost, units, ("sliced", block)))
+    return candidates
+
+
+def _apply(
+    method: tuple[str, int], pmf: LossPmf, length: int, bins: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """One pmf's extended spectrum by the chosen (method, parameter)."""
+    name, parameter = method
+    if name == "direct":
+        return _direct_spectrum(pmf, length, bins)
+    if name == "sliced":
+        return _sliced_spectrum(pmf, length, bins, parameter)
+    if name == "pruned":
+        return _pruned_spectrum(pmf, length, bins, parameter)
     folded, wraps = _fold_extended(pmf, length)
     spectrum = fft.rfft_extended(folded)[bins]
+    cap = FFT_ERROR_PER_LEVEL * math.log2(length)
     error = (cap + wraps - 1) * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
     return spectrum, error
