@@ -89,7 +89,7 @@ def timed_engine_calls(totals: dict):
     names = {
         "window search": "composition_window",
         "forward FFTs": "_spectrum",
-        "hot bins (extended)": "extended_spectrum",
+        "hot bins (extended)": "extended_spectra",
     }
     originals = {name: getattr(engine_compose, attr) for name, attr in names.items()}
 
