@@ -126,15 +126,15 @@ def test_blocked_log_mgf_within_margin(sign):
 
 
 def test_exact_log_mgf_sum_is_an_upper_bound(monkeypatch):
-    """The margin-raised sum (compiled Horner path here) stays above the truth."""
+    """The margin-raised sum (compiled blocked path here) stays above the truth."""
     masses = _masses(3000, 11)
     offset, step = -1000, 1e-3
     # Lattice exponents near -900, -90, -0.2, 0.3, 4, 40 and 600 (rates t * step).
     keys = [(-1, -5), (-1, -111), (-1, -393), (1, -374), (1, -255), (1, -149), (1, -24)]
     t = _rates(keys) / step
     # The compiled path at a size the mpmath truth sums quickly.
-    monkeypatch.setattr(_kernels, "COMPILED_MGF_TERMS", 2**14)
-    assert np.count_nonzero(masses) * t.size > _kernels.COMPILED_MGF_TERMS
+    monkeypatch.setattr(_kernels, "COMPILED_MGF_ATOMS", 2**10)
+    assert np.count_nonzero(masses) > _kernels.COMPILED_MGF_ATOMS
     computed = _ends([(offset, masses)], [{}], [2], step, keys, 0.0)[0]
     for value, rate in zip(computed, t, strict=True):
         terms = [
@@ -144,6 +144,28 @@ def test_exact_log_mgf_sum_is_an_upper_bound(monkeypatch):
         ]
         exact = 2 * mpmath.log(mpmath.fsum(terms))
         assert exact <= value <= exact + 1e-10 * max(1.0, abs(float(exact)))
+
+
+@pytest.mark.parametrize("rate", [-64.0, -8.0, 30.0, 100.0, 700.0])
+def test_blocked_log_mgf_within_margin_at_large_rates(rate):
+    """The compiled blocked Horner path against mpmath, subnormal masses included,
+    up to rates where a single Horner chain overflows (above 86) or sums hundreds
+    of rescaling constants (the former loop erred by up to 7 margins at rate 8 on
+    a 41k-atom pmf)."""
+    masses = _masses(6000, 12)
+    offset, step = 4000, 1e-3
+    t = np.array([rate / step])
+    value = float(_kernels._compiled(_kernels._log_mgf_blocked)(masses, float(offset), step, t)[0])
+    span = abs(rate) * (abs(offset) + masses.size)
+    margin = float(_kernels.log_mgf_rounding(masses.size, np.array([span]))[0])
+    terms = [
+        mpmath.mpf(float(m)) * mpmath.exp(mpmath.mpf(rate) * (offset + j))
+        for j, m in enumerate(masses.tolist())
+        if m > 0
+    ]
+    exact = float(mpmath.log(mpmath.fsum(terms)))
+    assert math.isfinite(value)
+    assert abs(value - exact) <= margin + _kernels._UNIT_ROUNDOFF * abs(exact)
 
 
 def _smooth(n: int) -> bool:
@@ -185,12 +207,12 @@ def test_hockey_stick_numpy_and_compiled_agree():
 
 @pytest.mark.parametrize("rate", [-900.0, -3.0, 0.0, 0.4, 70.0])
 def test_log_mgf_paths_agree_within_margin(rate):
-    """The log-sum-exp and the compiled Horner loop, both within the shared margin."""
+    """The log-sum-exp and the compiled blocked Horner loop, both within the shared margin."""
     masses = _masses(20_000, 10)
     offset, step = -7000, 1e-3
     t = np.array([rate])
     lse = _kernels._log_mgf_numpy(masses, offset, step, t)[0]
-    horner = _kernels._compiled(_kernels._log_mgf_horner)(masses, float(offset), step, t)[0]
+    blocked = _kernels._compiled(_kernels._log_mgf_blocked)(masses, float(offset), step, t)[0]
     span = abs(rate) * step * (abs(offset) + masses.size)
     margin = float(_kernels.log_mgf_rounding(masses.size, np.array([span]))[0])
-    assert abs(lse - horner) <= 2 * margin + 4 * _kernels._UNIT_ROUNDOFF * abs(lse)
+    assert abs(lse - blocked) <= 2 * margin + 4 * _kernels._UNIT_ROUNDOFF * abs(lse)

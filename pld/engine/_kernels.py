@@ -4,8 +4,8 @@ The scatter of atoms onto grid cells, the suffix maximum and the log-MGF of a
 typical factor are vectorised numpy, and so are the blocked suffix sums and the
 bound on a segment of small grids: numba's first compile of the loops they
 replace cost about 5 s in a fresh process. Suffix sums and bounds of more than
-``COMPILED_SIZE`` points, and log-MGFs of more than ``COMPILED_MGF_TERMS``
-(atom, t) terms, run the same sums as single loops compiled by numba (serial,
+``COMPILED_SIZE`` points, and log-MGFs of more than ``COMPILED_MGF_ATOMS``
+atoms, run the same sums as single loops compiled by numba (serial,
 ``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
 ``shared/notes/measurements.md``): numpy's many passes cost 4-7x more there,
 in every query. The one sequential kernel, the contraction sweep of the lower
@@ -34,12 +34,13 @@ _UNIT_ROUNDOFF = 2.0**-53
 #: 2 ms); larger ones by its numba-compiled copy.
 INTERPRETED_CELLS = 2048
 #: Suffix sums and bounds of more points than this run in numba-compiled loops,
-#: and so does the log-MGF of more (atom, t) terms than COMPILED_MGF_TERMS. Below
-#: them numpy costs at most ~1.5 ms more per call (the log-MGF none), while a
+#: and so does the log-MGF of a pmf of more positive masses than
+#: COMPILED_MGF_ATOMS. Below them numpy costs at most ~1.5 ms more per call (the
+#: log-MGF ~0.1 ms at any number of exponents), while a
 #: fresh process pays ~0.5 s to load numba's cached loops: the README's clones
 #: command (grids of ~2.5e4 points) loads none.
 COMPILED_SIZE = 2**15
-COMPILED_MGF_TERMS = 2**17
+COMPILED_MGF_ATOMS = 2**14
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
 
@@ -405,29 +406,31 @@ def suffix_maximum(values: np.ndarray) -> np.ndarray:
 def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np.ndarray:
     """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``, as a log-sum-exp.
 
-    Over the positive masses only (a negative one could only lower the sum). Small
-    inputs take the log-sum-exp of ``log m_j + t_k (offset + j) step`` directly.
-    Larger ones split the atoms into rows of ``B`` with ``B |t_k| step <= 300``:
-    the row sums ``r_q = sum_s m_(qB+s) exp(t_k step s)`` are one matrix product
-    with ``B`` exponentials per ``t_k``, and the result is the log-sum-exp of
-    ``log r_q + t_k (offset + qB) step`` over the rows.
+    Over the positive masses only (a negative one could only lower the sum). A pmf
+    of at most ``COMPILED_MGF_ATOMS`` positive masses takes the numpy path: small
+    inputs the log-sum-exp of ``log m_j + t_k (offset + j) step`` directly, larger
+    ones rows of ``B`` atoms with ``B |t_k| step <= 300``, whose sums ``r_q =
+    sum_s m_(qB+s) exp(t_k step s)`` are one matrix product with ``B``
+    exponentials per ``t_k``, and the log-sum-exp of ``log r_q + t_k (offset + qB)
+    step`` over the rows. A larger pmf takes :func:`_log_mgf_blocked` (compiled).
 
-    Rounding, as an absolute error of the result (log-sum-exp is 1-Lipschitz in
-    its exponents, whose magnitude is at most ``S = |t_k| step (|offset| + n)``
-    plus the log of a mass or row sum, ``<= 1100``): the powers ``exp(t_k step
-    s)`` err by ``603 u``; each row is divided by its largest mass (1 unit), so its
-    sum of ``B`` non-negative terms is at least ``exp(-300)`` and errs by ``B u``
-    relatively (terms that underflow lose less than ``B 2^-1074``, below a unit);
-    the logs of the row sums and scales by 2 units of 1100 each, the products ``t_k (...) step`` by
-    3.01 units of ``S``, the sums and the shift by 3 units of ``1100 + S``,
-    ``exp`` by 2 units, the sum of the ``Q <= n`` terms in ``[0, 1]`` by ``Q - 1``
-    units, the log of that sum by 2 units of ``log n`` and the final addition by
-    1 unit of the result; with ``B + Q <= n + 1`` this is at most
-    ``(n + 2 log n + 8500) u + 6.01 S u + u |result|`` (:func:`log_mgf_rounding`
-    without the last term), and the direct path's bound is smaller.
+    Rounding of the numpy path, as an absolute error of the result (log-sum-exp is
+    1-Lipschitz in its exponents, whose magnitude is at most ``S = |t_k| step
+    (|offset| + n)`` plus the log of a mass or row sum, ``<= 1100``): the powers
+    ``exp(t_k step s)`` err by ``603 u``; each row is divided by its largest mass
+    (1 unit), so its sum of ``B`` non-negative terms is at least ``exp(-300)`` and
+    errs by ``B u`` relatively (terms that underflow lose less than ``B
+    2^-1074``, below a unit); the logs of the row sums and scales by 2 units of
+    1100 each, the products ``t_k (...) step`` by 3.01 units of ``S``, the sums and
+    the shift by 3 units of ``1100 + S``, ``exp`` by 2 units, the sum of the ``Q <=
+    n`` terms in ``[0, 1]`` by ``Q - 1`` units, the log of that sum by 2 units of
+    ``log n`` and the final addition by 1 unit of the result; with ``B + Q <= n +
+    1`` this is at most ``(n + 2 log n + 8500) u + 6.01 S u + u |result|``
+    (:func:`log_mgf_rounding` without the last term), and the direct path's bound
+    is smaller. The compiled path's bound is in :func:`_log_mgf_blocked`.
     """
-    if np.count_nonzero(masses > 0.0) * t.shape[0] > COMPILED_MGF_TERMS:
-        return _compiled(_log_mgf_horner)(
+    if np.count_nonzero(masses > 0.0) > COMPILED_MGF_ATOMS:
+        return _compiled(_log_mgf_blocked)(
             np.ascontiguousarray(masses, dtype=np.float64),
             float(offset),
             step,
@@ -480,79 +483,95 @@ def _log_sum_exp(exponent: np.ndarray) -> np.ndarray:
 def log_mgf_rounding(size: int, span: np.ndarray) -> np.ndarray:
     """Bound on the rounding error of :func:`log_mgf` over ``size`` atoms, without its
     ``u |result|`` term, for exponent magnitudes ``span = |t| step (|offset| + size)``:
-    the larger of the log-sum-exp's and Horner's (:func:`_log_mgf_horner`) bounds."""
-    fixed = max(size + 2.0 * math.log(max(size, 1)) + 8500.0, 4.0 * size + 8.0)
+    the larger of the numpy path's and the blocked Horner's (:func:`_log_mgf_blocked`)
+    bounds, with 2 units of ``S`` to spare."""
+    fixed = size + 2.0 * math.log(max(size, 1)) + 8500.0
     return (fixed + 8.0 * span) * _UNIT_ROUNDOFF
 
 
-def _log_mgf_horner(masses, offset, step, t):  # pragma: no cover - compiled
-    """:func:`log_mgf` by Horner's rule (compiled by numba, for large inputs).
+def _log_mgf_blocked(masses, offset, step, t):  # pragma: no cover - compiled
+    """:func:`log_mgf` by Horner's rule on blocks of atoms (compiled by numba).
 
-    With ``r = exp(|t| step) >= 1`` the sum is a polynomial in ``r``: evaluated
-    from the top atom down for ``t >= 0`` (``exp(t offset step) sum_j m_j r^j``)
-    and from the bottom atom up for ``t < 0`` (``exp(t (offset + n - 1) step)
-    sum_j m_j r^(n-1-j)``). Accumulators above ``2^900`` are rescaled by ``2^-900``
-    together with the masses still to come (which are then below 2^-900 of the
-    accumulator, so their underflow changes it by less than ``n 2^-900``
-    relatively); the check interval keeps every accumulator finite. All terms
-    are non-negative, so the relative error is at most ``(4 n + 4) u`` (two
-    roundings per step and the ulp of ``r`` raised to at most ``n``), and the
-    exponent ``t base step`` adds 8 units of ``S``. ``t`` with ``|t| step > 600``
-    (where ``r`` itself would overflow) take a log-sum-exp.
+    The atoms are cut into blocks of ``l <= ceil(n / 64)`` consecutive grid points
+    with ``l |t| step <= 690`` for every ``t`` of the call, laid out so that one
+    Horner step advances every block at once (independent chains: the loop runs
+    at the machine's throughput, not the latency of one chain). Block ``b`` is
+    scaled by ``2^-e_b``, its largest mass in ``[1/2, 1)``, and evaluated in ``r
+    = exp(|t| step) >= 1`` from the end where ``exp(t g)`` is smallest, so its sum
+    lies in ``[1/2, l exp(690)]``: nothing overflows, whatever ``t``. The result
+    is the log-sum-exp over blocks of ``log(sum_b) + e_b log 2 + t step a_b``
+    (``a_b`` the block's grid index of smallest ``exp(t g)``).
+
+    Rounding, as an absolute error of the result: a block sum of non-negative
+    terms with ``r >= 1`` errs relatively by ``2 l`` units (two roundings a step)
+    and ``2 (l - 1)`` more from ``r`` (one ulp, raised to at most ``l - 1``);
+    masses or partial sums that underflow lose less than ``2^-1075`` each, below
+    ``2 l exp(690 - 745) < 0.03 l`` units of a sum that is at least 1/2. The
+    scaling is exact. The logs of the sums err by 2 units of ``710``, ``e_b log
+    2`` by 1 unit of 745, ``t step a_b`` by 2 units of ``S = |t| step (|offset| +
+    n)``, their two additions by 2 units of ``1455 + S``; the shift by the peak
+    by 2 more units of ``1455 + S``, ``exp`` by 2 units, the sum of the ``B``
+    terms in ``[0, 1]`` by ``B - 1`` units, its log by 2 units of ``log n`` and
+    the final addition by 1 unit of the result. With ``4.03 l + B <= n + 70``
+    this is at most ``(n + 2 log n + 7600) u + 6 S u + u |result|``, within
+    :func:`log_mgf_rounding`. (The former single-chain Horner loop overflowed to
+    ``+inf`` above ``|t| step = 86`` and summed its rescaling constants with one
+    rounding each, up to ``n |t| step / 624`` of them.)
     """
     size = masses.shape[0]
     count = t.shape[0]
     out = np.full(count, -np.inf)
-    big = 2.0**900
-    log_big = 900.0 * math.log(2.0)
-    for direction in (1, -1):
-        chosen = np.array(
-            [
-                k
-                for k in range(count)
-                if (t[k] >= 0.0) == (direction == 1) and abs(t[k]) * step <= 600.0
-            ],
-            dtype=np.int64,
-        )
-        width = chosen.shape[0]
-        if width == 0:
-            continue
-        ratio = np.empty(width)
-        largest = 0.0
-        for c in range(width):
-            rate = abs(t[chosen[c]]) * step
-            ratio[c] = math.exp(rate)
-            largest = max(largest, rate)
-        acc = np.zeros(width)
-        weight = np.ones(width)
-        scale = np.zeros(width)
-        interval = max(1, int(60.0 / largest)) if largest > 0.0 else size + 1
-        for i in range(size):
-            m = masses[size - 1 - i] if direction == 1 else masses[i]
-            for c in range(width):
-                acc[c] = acc[c] * ratio[c] + m * weight[c]
-            if i % interval == 0:
-                for c in range(width):
-                    if acc[c] > big:
-                        acc[c] /= big
-                        weight[c] /= big
-                        scale[c] += log_big
-        base = offset if direction == 1 else offset + size - 1
-        for c in range(width):
-            if acc[c] > 0.0:
-                k = chosen[c]
-                out[k] = math.log(acc[c]) + scale[c] + t[k] * base * step
+    largest = 0.0
     for k in range(count):
-        if abs(t[k]) * step <= 600.0:
-            continue
+        largest = max(largest, abs(t[k]) * step)
+    length = max(1, -(-size // 64))
+    if largest > 0.0:
+        length = max(1, min(length, int(690.0 / largest)))
+    blocks = -(-size // length)
+    grid = np.zeros((length, blocks))
+    shift = np.zeros(blocks)
+    for b in range(blocks):
+        low = b * length
+        high = min(size, low + length)
+        peak = 0.0
+        for j in range(low, high):
+            peak = max(peak, masses[j])
+        if peak > 0.0:
+            exponent = math.frexp(peak)[1]
+            shift[b] = exponent * math.log(2.0)
+            # Two exact power-of-two factors: 2^-exponent alone overflows for a
+            # subnormal peak.
+            boost = 2.0**1000 if exponent < -1000 else 1.0
+            factor = math.ldexp(1.0, -exponent - (1000 if exponent < -1000 else 0))
+            for j in range(low, high):
+                grid[j - low, b] = max(masses[j], 0.0) * boost * factor
+    acc = np.empty(blocks)
+    for k in range(count):
+        rate = t[k] * step
+        ratio = math.exp(abs(rate)) if length > 1 else 0.0
+        acc[:] = 0.0
+        if rate >= 0.0:
+            first = offset
+            for i in range(length - 1, -1, -1):
+                row = grid[i]
+                for b in range(blocks):
+                    acc[b] = acc[b] * ratio + row[b]
+        else:
+            first = offset + length - 1
+            for i in range(length):
+                row = grid[i]
+                for b in range(blocks):
+                    acc[b] = acc[b] * ratio + row[b]
         peak = -np.inf
-        for j in range(size):
-            if masses[j] > 0.0:
-                peak = max(peak, math.log(masses[j]) + t[k] * (offset + j) * step)
+        for b in range(blocks):
+            if acc[b] > 0.0:
+                acc[b] = math.log(acc[b]) + shift[b] + rate * (first + b * length)
+                peak = max(peak, acc[b])
+            else:
+                acc[b] = -np.inf
         if peak > -np.inf:
             total = 0.0
-            for j in range(size):
-                if masses[j] > 0.0:
-                    total += math.exp(math.log(masses[j]) + t[k] * (offset + j) * step - peak)
+            for b in range(blocks):
+                total += math.exp(acc[b] - peak)
             out[k] = peak + math.log(total)
     return out

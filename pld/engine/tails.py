@@ -13,19 +13,20 @@ lattice of rates ``|t| h = 2^(k/32)`` (``h`` the grid step, ``|t| h <= 64``),
 always with the exact MGF over all atoms (:func:`pld.engine._kernels.log_mgf`,
 raised by its rounding bound). The window end ``(sum_i c_i log M_i(t) - log
 target) / t`` is quasi-convex in ``t`` (its sublevel sets are those of a convex
-function): 9 lattice points half an octave apart around a Gaussian guess
-(moved on while the best is at an edge), then 6 points an eighth of an octave
-apart and 6 a 32nd apart around the best, find the best lattice exponent (the
-former coarse-then-exact search stopped at a quarter of an octave; at small T
-the end is a sharp V in ``log t``, where that resolution matters). Each stage
-is one vectorised MGF call per factor (its cost hardly depends on the number
-of exponents), and each pmf's values are kept (``memos``): the same
-self-composition again costs nothing, another count only the lattice points
-not yet evaluated.
+function), and its minimiser lies above ``(-log target) / (reach to the support's
+end)`` (there ``t K'(t) - K(t)``, which grows with ``t``, is still below ``-log
+target``). One scan of lattice points a quarter of an octave apart from that
+bound to the Gaussian guess (moved on while the best is at an edge), then every
+lattice point between the best one's neighbours, find the best lattice exponent
+in two vectorised MGF calls per factor (their cost hardly depends on the number
+of exponents). Each pmf's values are kept (``memos``): the same
+self-composition again costs nothing, another count only the lattice points not
+yet evaluated.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
@@ -36,22 +37,17 @@ _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Lattice points per octave of the rate ``|t| h``.
 _PER_OCTAVE = 32
 #: Largest |t| * step at which the MGF is evaluated: beyond it an end moves by
-#: less than -log(target) / 64 grid points more (0.54 at the default 1e-15), and
-#: the compiled Horner evaluation overflows to +inf above about 86.
+#: less than -log(target) / 64 grid points more (0.54 at the default 1e-15).
 _LARGEST_RATE = 64.0
 _TOP = math.floor(_PER_OCTAVE * math.log2(_LARGEST_RATE))
-#: Lattice points half an octave apart, 2 octaves either side of the Gaussian
-#: guess (moved on while the best is at an edge, at most ``_SCAN_EDGES`` times),
-#: then an eighth of an octave apart between the best one's neighbours, then
-#: every lattice point between the new best one's neighbours.
-_SCAN_STEP = 16
-_SCAN = _SCAN_STEP * np.arange(-4, 5)
+#: The scan's spacing (a quarter of an octave), how many points it moves on by
+#: while its best point is at an edge (at most ``_SCAN_EDGES`` times), and its
+#: largest number of points per side (beyond it the spacing doubles and the zoom
+#: is repeated at the finer spacing).
+_SCAN_STEP = 8
+_SCAN_MOVE = 8
 _SCAN_EDGES = 8
-_ZOOMS = (np.array([-12, -8, -4, 0, 4, 8, 12]), np.array([-3, -2, -1, 1, 2, 3]))
-#: A pmf of at most COMPILED_MGF_TERMS / 8 atoms has its MGF evaluated at that many
-#: exponents per call, on the numpy path (no compilation); a larger one at all of
-#: them in one call, compiled.
-_SMALLEST_CHUNK = 8
+_SCAN_POINTS = 40
 
 
 @dataclass(frozen=True)
@@ -69,8 +65,8 @@ class Window:
 
 
 #: Per pmf: log-MGF values and their rounding bounds by lattice point ``(side, k)``,
-#: its variance by ``"variance"``, its number of positive masses by ``"atoms"`` and
-#: the windows of its self-compositions by ``("window", count, tail, hint)``.
+#: its positive mass, mean index and variance (grid units) by ``"moments"`` and the
+#: windows of its self-compositions by ``("window", count, tail, hint, near)``.
 Memo = MutableMapping
 
 
@@ -79,16 +75,19 @@ def _rates(keys: Sequence[tuple[int, int]]) -> np.ndarray:
     return np.array([side * 2.0 ** (k / _PER_OCTAVE) for side, k in keys], dtype=np.float64)
 
 
-def _variance(masses: np.ndarray, memo: Memo) -> float:
-    """Variance of the pmf's normalised masses in grid units squared (memoised)."""
-    if "variance" not in memo:
+def _moments(masses: np.ndarray, memo: Memo) -> tuple[float, float, float]:
+    """Total positive mass, mean grid index (from the first point) and variance (grid
+    units squared) of the pmf's positive masses (memoised)."""
+    if "moments" not in memo:
         weights = np.maximum(masses, 0.0)
-        total = float(weights.sum())
         index = np.arange(masses.shape[0], dtype=np.float64)
-        mean = float(np.dot(weights, index)) / total if total > 0.0 else 0.0
-        spread = float(np.dot(weights, (index - mean) ** 2))
-        memo["variance"] = spread / total if total > 0.0 else 0.0
-    return memo["variance"]
+        total = float(weights.sum())
+        first = float(weights @ index)
+        second = float((weights * index) @ index)
+        mean = first / total if total > 0.0 else 0.0
+        variance = max(second / total - mean * mean, 0.0) if total > 0.0 else 0.0
+        memo["moments"] = (total, mean, variance)
+    return memo["moments"]
 
 
 def _evaluate(
@@ -98,31 +97,22 @@ def _evaluate(
     keys: Sequence[tuple[int, int]],
 ) -> None:
     """Store each factor's ``log M_i`` and its rounding bound at the lattice points
-    ``keys`` its memo lacks, by vectorised :func:`~pld.engine._kernels.log_mgf` calls
-    (which err by at most :func:`~pld.engine._kernels.log_mgf_rounding` plus a unit
-    of the value), in chunks that keep a small pmf on its numpy path."""
-    from pld.engine._kernels import COMPILED_MGF_TERMS, log_mgf, log_mgf_rounding
+    ``keys`` its memo lacks, by one vectorised :func:`~pld.engine._kernels.log_mgf`
+    call per factor (which errs by at most
+    :func:`~pld.engine._kernels.log_mgf_rounding` plus a unit of the value)."""
+    from pld.engine._kernels import log_mgf, log_mgf_rounding
 
     for (offset, masses), memo in zip(pmfs, memos, strict=True):
         missing = [key for key in keys if key not in memo]
         if not missing:
             continue
-        if "atoms" not in memo:
-            memo["atoms"] = max(1, int(np.count_nonzero(masses > 0.0)))
-        masses = np.ascontiguousarray(masses, dtype=np.float64)
-        chunk = COMPILED_MGF_TERMS // memo["atoms"]
-        if chunk < _SMALLEST_CHUNK:
-            chunk = len(missing)  # compiled anyway: one call
-        for start in range(0, len(missing), chunk):
-            part = missing[start : start + chunk]
-            rates = _rates(part)
-            values = log_mgf(masses, offset, step, rates / step)
-            span = np.abs(rates) * (abs(offset) + masses.shape[0])
-            margins = log_mgf_rounding(masses.shape[0], span) + _UNIT_ROUNDOFF * np.abs(
-                np.where(np.isfinite(values), values, 0.0)
-            )
-            for key, value, margin in zip(part, values.tolist(), margins.tolist(), strict=True):
-                memo[key] = (value, margin)
+        rates = _rates(missing)
+        values = log_mgf(masses, offset, step, rates / step)
+        span = np.abs(rates) * (abs(offset) + masses.shape[0])
+        margins = log_mgf_rounding(masses.shape[0], span) + _UNIT_ROUNDOFF * np.abs(
+            np.where(np.isfinite(values), values, 0.0)
+        )
+        memo.update(zip(missing, zip(values.tolist(), margins.tolist(), strict=True), strict=True))
 
 
 def _ends(
@@ -147,9 +137,37 @@ def _ends(
     return logs, (logs - log_target) / (_rates(keys) / step)
 
 
-def _tail_bound(log_mgf: np.ndarray, t: np.ndarray, threshold: float) -> float:
-    """min over t of exp(log M(t) - t * threshold), capped at 1."""
-    return float(min(1.0, np.exp(np.min(log_mgf - t * threshold))))
+def _tail_bound(
+    pmfs: Sequence[tuple[int, np.ndarray]],
+    memos: Sequence[Memo],
+    counts: Sequence[int],
+    step: float,
+    side: int,
+    ks: Sequence[int],
+    threshold: float,
+    refine: bool,
+) -> float:
+    """The smallest Chernoff bound ``exp(log M(t) - t threshold)`` (capped at 1) on the
+    mass beyond ``threshold`` (nats) over the lattice points ``(side, k)``, ``k`` in
+    ``ks``, and, with ``refine``, over the lattice: the exponent is convex in ``t``,
+    so its lattice minimum lies between the best point's neighbours in ``ks``; the
+    lattice points there are added (beyond the largest or smallest one, ``_SCAN_MOVE``
+    at a time) until they hold no better one."""
+    tried = set(ks)
+    for _ in range(_SCAN_EDGES + 2):
+        keys = [(side, k) for k in sorted(tried)]
+        exponent = _ends(pmfs, memos, counts, step, keys, 0.0)[0] - _rates(keys) / step * threshold
+        best = int(np.argmin(exponent))
+        if not refine or exponent[best] >= 0.0:
+            break
+        k = keys[best][1]
+        below = keys[best - 1][1] if best > 0 else k - _SCAN_MOVE - 1
+        above = keys[best + 1][1] if best + 1 < len(keys) else min(_TOP + 1, k + _SCAN_MOVE + 1)
+        missing = set(range(below + 1, above)) - tried
+        if not missing:
+            break
+        tried |= missing
+    return float(min(1.0, math.exp(exponent[best])))
 
 
 def _end_mass_exceeds(
@@ -171,38 +189,83 @@ def _lattice_index(rate: float) -> int:
     return min(_TOP, round(_PER_OCTAVE * math.log2(rate)))
 
 
-def _scan(
-    evaluate,
-    sides: Sequence[int],
-    starts: dict,
-    offsets: np.ndarray,
-    edges: int,
-) -> tuple[dict, dict]:
-    """Per side, the best lattice point of ``evaluate`` over ``start + offsets``, the
-    points moved on by the offsets' span while the best is at an edge (``edges``
-    times at most) -- the end is quasi-convex in ``t`` -- and every point tried.
-    ``evaluate(keys)`` returns the signed ends (smaller is tighter)."""
-    best, tried = {}, {side: {} for side in sides}
-    pending = {side: starts[side] + offsets for side in sides}
+def _scan(evaluate, points: dict, spacing: int, edges: int) -> tuple[dict, dict]:
+    """Per side, the best lattice point of ``evaluate`` over ``points[side]``, moved
+    on by ``_SCAN_MOVE`` points ``spacing`` apart while the best is at an edge
+    (``edges`` times at most) -- the end is quasi-convex in ``t`` -- and every point
+    tried. ``evaluate(keys)`` returns the signed ends (smaller is tighter)."""
+    best, tried = {}, {side: {} for side in points}
+    moves = spacing * np.arange(1, _SCAN_MOVE + 1)
+    pending = dict(points)
     for _ in range(edges + 1):
-        todo = {
-            side: sorted({min(int(k), _TOP) for k in ks} - tried[side].keys())
+        keys = [
+            (side, k)
             for side, ks in pending.items()
-        }
-        keys = [(side, k) for side in sides for k in todo.get(side, ())]
+            for k in sorted({min(int(k), _TOP) for k in ks} - tried[side].keys())
+        ]
         if not keys:
             break
         for (side, k), end in zip(keys, evaluate(keys).tolist(), strict=True):
             tried[side][k] = end
         pending = {}
-        for side in sides:
-            best[side] = min(tried[side], key=tried[side].__getitem__)
-            shift = offsets.max() + offsets[1] - offsets[0]
-            if best[side] == max(tried[side]) and best[side] < _TOP:
-                pending[side] = best[side] + shift + offsets
-            elif best[side] == min(tried[side]):
-                pending[side] = best[side] - shift + offsets
+        for side, ends in tried.items():
+            best[side] = min(ends, key=ends.__getitem__)
+            if best[side] == max(ends) and best[side] < _TOP:
+                pending[side] = best[side] + moves
+            elif best[side] == min(ends):
+                pending[side] = best[side] - moves
     return best, tried
+
+
+def _starts(
+    pmfs: Sequence[tuple[int, np.ndarray]],
+    counts: Sequence[int],
+    memos: Sequence[Memo],
+    log_target: float,
+    sides: Sequence[int],
+) -> tuple[dict, int]:
+    """Per side, the scan's lattice points, and their spacing.
+
+    They run a quarter of an octave apart from a bound below the best exponent to
+    the Gaussian guess (or a little beyond the bound if the guess is below it). With
+    ``K(t) = sum_i c_i log M_i(t)``, the end's derivative in ``t`` has the sign of
+    ``t K'(t) - K(t) + log target = -K(0) + int_0^t s K''(s) ds + log target``, which
+    grows with ``t``. Two bounds keep it negative below ``|t| h = max(slack / reach,
+    sqrt(8 slack / sum_i c_i R_i^2))``, ``slack = -log target + sum_i c_i log
+    mass_i``: ``K'(t) <= sum_i c_i g_max,i`` with Jensen's ``K(t) >= sum_i c_i (t
+    mean_i + log mass_i)`` (``reach = sum_i c_i (g_max,i - mean_i) / h``, mirrored for
+    the lower end), and Popoviciu's ``K''(s) <= sum_i c_i R_i^2 / 4`` (a tilted
+    variance on a support ``R_i`` grid steps wide). The Gaussian guess, where the
+    end ``mean + sqrt(2 log(1/target) var)`` is tightest, is ``|t| h = sqrt(2
+    log(1/target) / var)`` (var in grid units).
+    """
+    moments = [_moments(m, memo) for (_, m), memo in zip(pmfs, memos, strict=True)]
+    log_mass = sum(
+        c * math.log(max(w, 1e-300)) for (w, _, _), c in zip(moments, counts, strict=True)
+    )
+    slack = max(-log_target + log_mass, 1.0)
+    variance = sum(c * v for (_, _, v), c in zip(moments, counts, strict=True))
+    guess = _lattice_index(math.sqrt(2.0 * max(-log_target, 1.0) / max(variance, 1.0)))
+    reach = {
+        1: sum(
+            c * (m.shape[0] - 1 - mean)
+            for (_, m), (_, mean, _), c in zip(pmfs, moments, counts, strict=True)
+        ),
+        -1: sum(c * mean for (_, mean, _), c in zip(moments, counts, strict=True)),
+    }
+    spread = sum(c * (m.shape[0] - 1) ** 2 for (_, m), c in zip(pmfs, counts, strict=True))
+    popoviciu = math.sqrt(8.0 * slack / max(spread, 1.0))
+    spans = {}
+    for side in sides:
+        bound = _lattice_index(max(slack / max(reach[side], 1.0), popoviciu))
+        spans[side] = (bound - _SCAN_STEP, max(bound, guess) + _SCAN_STEP)
+    spacing = _SCAN_STEP
+    while (
+        max(((high - low) // spacing + 1 for low, high in spans.values()), default=0) > _SCAN_POINTS
+    ):
+        spacing *= 2
+    points = {side: np.arange(low, high + spacing, spacing) for side, (low, high) in spans.items()}
+    return points, spacing
 
 
 def composition_window(
@@ -278,61 +341,59 @@ def composition_window(
         }
         tried = {side: [found[side]] for side in sides}
     else:
-        zooms = _ZOOMS
         if near is not None and all(
             math.isfinite(t) for side, t in zip((1, -1), near, strict=True) if side in sides
         ):
-            starts = {
-                side: _lattice_index(abs(t) * step)
+            offsets = _SCAN_STEP * np.arange(-2, 3)
+            points = {
+                side: _lattice_index(abs(t) * step) + offsets
                 for side, t in zip((1, -1), near, strict=True)
                 if side in sides
             }
-            found, scanned = _scan(signed, sides, starts, _ZOOMS[0], _SCAN_EDGES)
-            zooms = _ZOOMS[1:]
+            spacing = _SCAN_STEP
         else:
-            # Gaussian guess: the end mean + sqrt(2 log(1/target) var) has t h =
-            # sqrt(2 log(1/target) / var) (var in grid units).
-            variance = sum(
-                c * _variance(m, memo) for (_, m), c, memo in zip(pmfs, counts, memos, strict=True)
-            )
-            guess = math.sqrt(2.0 * max(-log_target, 1.0) / max(variance, 1.0))
-            center = _SCAN_STEP * round(_lattice_index(guess) / _SCAN_STEP)
-            found, scanned = _scan(signed, sides, dict.fromkeys(sides, center), _SCAN, _SCAN_EDGES)
+            points, spacing = _starts(pmfs, counts, memos, log_target, sides)
+        found, scanned = _scan(signed, points, spacing, _SCAN_EDGES)
         # Nothing to tighten on a side whose end lies beyond the support's (up to the
         # rounding of the last grid point).
         reach = {1: (support_high - 1) * step, -1: -(support_low + 1) * step}
         inside = [side for side in sides if scanned[side][found[side]] < reach[side]]
+        # Halve the spacing down to the scan step, then every lattice point between
+        # the best one's neighbours: the lattice minimum lies strictly between them.
+        while inside:
+            if spacing > _SCAN_STEP:
+                spacing //= 2
+                offsets = np.array([-spacing, spacing])
+            else:
+                offsets = np.concatenate((-np.arange(1, spacing), np.arange(1, spacing)))
+                spacing = 0
+            _, zoomed = _scan(signed, {side: found[side] + offsets for side in inside}, 1, 0)
+            for side in inside:
+                scanned[side].update(zoomed[side])
+                found[side] = min(scanned[side], key=scanned[side].__getitem__)
+            if not spacing:
+                break
         tried = {side: list(scanned[side]) for side in sides}
-        for zoom in zooms:
-            zoomed, near = _scan(signed, inside, found, zoom, 0)
-            for side in inside:
-                # The best of the zoom, or the point it surrounded if that is better.
-                if scanned[side][found[side]] <= near[side][zoomed[side]]:
-                    continue
-                found[side] = zoomed[side]
-                scanned[side][found[side]] = near[side][zoomed[side]]
-            for side in inside:
-                tried[side] += list(near[side])
-    results = {}
+    ends = {}
     for side in sides:
-        keys = [(side, k) for k in dict.fromkeys(tried[side] + [found[side]])]
-        logs, ends = _ends(pmfs, memos, counts, step, keys, log_target)
-        results[side] = (logs, _rates(keys) / step, ends[keys.index((side, found[side]))])
+        keys = [(side, found[side])]
+        ends[side] = float(_ends(pmfs, memos, counts, step, keys, log_target)[1][0])
     high, low = support_high, support_low
     mass_above = mass_below = 0.0
     t_up = t_down = math.nan
     # A non-finite end (an MGF that overflowed) cuts nothing.
-    if 1 in results and math.isfinite(results[1][2]):
-        high = min(high, math.ceil(results[1][2] / step))
+    if 1 in ends and math.isfinite(ends[1]):
+        high = min(high, math.ceil(ends[1] / step))
         t_up = float(_rates([(1, found[1])])[0]) / step
-    if -1 in results and math.isfinite(results[-1][2]):
-        low = max(low, math.floor(results[-1][2] / step))
+    if -1 in ends and math.isfinite(ends[-1]):
+        low = max(low, math.floor(ends[-1] / step))
         t_down = float(_rates([(-1, found[-1])])[0]) / step
     low = min(low, high)
+    bound = functools.partial(_tail_bound, pmfs, memos, counts, step, refine=not hinted)
     if high < support_high:
-        mass_above = _tail_bound(results[1][0], results[1][1], (high + 1) * step)
+        mass_above = bound(1, tried[1], (high + 1) * step)
     if low > support_low:
-        mass_below = _tail_bound(results[-1][0], results[-1][1], (low - 1) * step)
+        mass_below = bound(-1, tried[-1], (low - 1) * step)
     window = Window(low, high, mass_above, mass_below, t_up, t_down)
     if len(pmfs) == 1:
         memos[0][key] = window
