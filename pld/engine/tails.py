@@ -201,7 +201,7 @@ def _scan(evaluate, points: dict, spacing: int, edges: int) -> tuple[dict, dict]
         keys = [
             (side, k)
             for side, ks in pending.items()
-            for k in sorted({min(int(k), _TOP) for k in ks} - tried[side].keys())
+            for k in sorted(set(np.minimum(ks, _TOP).tolist()) - tried[side].keys())
         ]
         if not keys:
             break
