@@ -134,7 +134,7 @@ def test_exact_log_mgf_sum_is_an_upper_bound(monkeypatch):
     t = _rates(keys) / step
     # The compiled path at a size the mpmath truth sums quickly.
     monkeypatch.setattr(_kernels, "COMPILED_MGF_ATOMS", 2**10)
-    assert np.count_nonzero(masses) > _kernels.COMPILED_MGF_ATOMS
+    assert masses.size > _kernels.COMPILED_MGF_ATOMS
     computed = _ends([(offset, masses)], [{}], [2], step, keys, 0.0)[0]
     for value, rate in zip(computed, t, strict=True):
         terms = [
@@ -155,7 +155,7 @@ def test_blocked_log_mgf_within_margin_at_large_rates(rate):
     masses = _masses(6000, 12)
     offset, step = 4000, 1e-3
     t = np.array([rate / step])
-    value = float(_kernels._compiled(_kernels._log_mgf_blocked)(masses, float(offset), step, t)[0])
+    value = float(_kernels._log_mgf_blocked(masses, float(offset), step, t)[0])
     span = abs(rate) * (abs(offset) + masses.size)
     margin = float(_kernels.log_mgf_rounding(masses.size, np.array([span]))[0])
     terms = [
@@ -212,7 +212,19 @@ def test_log_mgf_paths_agree_within_margin(rate):
     offset, step = -7000, 1e-3
     t = np.array([rate])
     lse = _kernels._log_mgf_numpy(masses, offset, step, t)[0]
-    blocked = _kernels._compiled(_kernels._log_mgf_blocked)(masses, float(offset), step, t)[0]
+    blocked = _kernels._log_mgf_blocked(masses, float(offset), step, t)[0]
     span = abs(rate) * step * (abs(offset) + masses.size)
     margin = float(_kernels.log_mgf_rounding(masses.size, np.array([span]))[0])
     assert abs(lse - blocked) <= 2 * margin + 4 * _kernels._UNIT_ROUNDOFF * abs(lse)
+
+
+def test_log_mgf_kept_blocks_give_the_same_values():
+    """A large pmf's blocks kept between calls (as the window search keeps them per
+    pmf) give the values of a fresh layout, at exponents of either sign."""
+    masses = _masses(20_000, 13)
+    t = np.array([-2.0, -0.1, 0.0, 0.3, 5.0])
+    kept: dict = {}
+    first = _kernels.log_mgf(masses, -300, 1e-3, t, kept)
+    assert ("layout", -(-masses.size // 64)) in kept and kept["atoms"] > _kernels.COMPILED_MGF_ATOMS
+    np.testing.assert_array_equal(_kernels.log_mgf(masses, -300, 1e-3, t[::-1], kept), first[::-1])
+    np.testing.assert_array_equal(_kernels.log_mgf(masses, -300, 1e-3, t), first)

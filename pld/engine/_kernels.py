@@ -5,7 +5,7 @@ typical factor are vectorised numpy, and so are the blocked suffix sums and the
 bound on a segment of small grids: numba's first compile of the loops they
 replace cost about 5 s in a fresh process. Suffix sums and bounds of more than
 ``COMPILED_SIZE`` points, and log-MGFs of more than ``COMPILED_MGF_ATOMS``
-atoms, run the same sums as single loops compiled by numba (serial,
+points, run the same sums as single loops compiled by numba (serial,
 ``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
 ``shared/notes/measurements.md``): numpy's many passes cost 4-7x more there,
 in every query. The one sequential kernel, the contraction sweep of the lower
@@ -36,9 +36,9 @@ INTERPRETED_CELLS = 2048
 #: Suffix sums and bounds of more points than this run in numba-compiled loops,
 #: and so does the log-MGF of a pmf of more positive masses than
 #: COMPILED_MGF_ATOMS. Below them numpy costs at most ~1.5 ms more per call (the
-#: log-MGF ~0.1 ms at any number of exponents), while a
-#: fresh process pays ~0.5 s to load numba's cached loops: the README's clones
-#: command (grids of ~2.5e4 points) loads none.
+#: log-MGF ~0.1 ms at any number of exponents), while a fresh process pays ~0.5 s
+#: to load numba's cached loops: the README's clones command (grids of ~2.5e4
+#: points) loads none.
 COMPILED_SIZE = 2**15
 COMPILED_MGF_ATOMS = 2**14
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
@@ -403,7 +403,9 @@ def suffix_maximum(values: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(values[::-1])[::-1].copy()
 
 
-def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np.ndarray:
+def log_mgf(
+    masses: np.ndarray, offset: float, step: float, t: np.ndarray, layouts: dict | None = None
+) -> np.ndarray:
     """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``, as a log-sum-exp.
 
     Over the positive masses only (a negative one could only lower the sum). A pmf
@@ -412,7 +414,9 @@ def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np
     ones rows of ``B`` atoms with ``B |t_k| step <= 300``, whose sums ``r_q =
     sum_s m_(qB+s) exp(t_k step s)`` are one matrix product with ``B``
     exponentials per ``t_k``, and the log-sum-exp of ``log r_q + t_k (offset + qB)
-    step`` over the rows. A larger pmf takes :func:`_log_mgf_blocked` (compiled).
+    step`` over the rows. A larger pmf takes :func:`_log_mgf_blocked` (compiled),
+    which keeps its blocks (and the count of positive masses) in ``layouts``, a
+    dict the caller keeps with the pmf.
 
     Rounding of the numpy path, as an absolute error of the result (log-sum-exp is
     1-Lipschitz in its exponents, whose magnitude is at most ``S = |t_k| step
@@ -429,13 +433,15 @@ def log_mgf(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np
     (:func:`log_mgf_rounding` without the last term), and the direct path's bound
     is smaller. The compiled path's bound is in :func:`_log_mgf_blocked`.
     """
-    if np.count_nonzero(masses > 0.0) > COMPILED_MGF_ATOMS:
-        return _compiled(_log_mgf_blocked)(
-            np.ascontiguousarray(masses, dtype=np.float64),
-            float(offset),
-            step,
-            np.ascontiguousarray(t, dtype=np.float64),
-        )
+    if masses.shape[0] > COMPILED_MGF_ATOMS:
+        if layouts is None or "atoms" not in layouts:
+            atoms = int(np.count_nonzero(masses > 0.0))
+            if layouts is not None:
+                layouts["atoms"] = atoms
+        else:
+            atoms = layouts["atoms"]
+        if atoms > COMPILED_MGF_ATOMS:
+            return _log_mgf_blocked(masses, offset, step, t, layouts)
     return _log_mgf_numpy(masses, offset, step, t)
 
 
@@ -489,8 +495,10 @@ def log_mgf_rounding(size: int, span: np.ndarray) -> np.ndarray:
     return (fixed + 8.0 * span) * _UNIT_ROUNDOFF
 
 
-def _log_mgf_blocked(masses, offset, step, t):  # pragma: no cover - compiled
-    """:func:`log_mgf` by Horner's rule on blocks of atoms (compiled by numba).
+def _log_mgf_blocked(
+    masses: np.ndarray, offset: float, step: float, t: np.ndarray, layouts: dict | None = None
+) -> np.ndarray:
+    """:func:`log_mgf` by Horner's rule on blocks of atoms (loops compiled by numba).
 
     The atoms are cut into blocks of ``l <= ceil(n / 64)`` consecutive grid points
     with ``l |t| step <= 690`` for every ``t`` of the call, laid out so that one
@@ -518,15 +526,35 @@ def _log_mgf_blocked(masses, offset, step, t):  # pragma: no cover - compiled
     ``+inf`` above ``|t| step = 86`` and summed its rescaling constants with one
     rounding each, up to ``n |t| step / 624`` of them.)
     """
-    size = masses.shape[0]
-    count = t.shape[0]
-    out = np.full(count, -np.inf)
-    largest = 0.0
-    for k in range(count):
-        largest = max(largest, abs(t[k]) * step)
+    masses = np.ascontiguousarray(masses, dtype=np.float64)
+    t = np.ascontiguousarray(t, dtype=np.float64)
+    length = _block_length(masses.shape[0], t, step)
+    # The layout of the exponents a window search tries (blocks of ceil(n / 64)
+    # atoms) is kept in ``layouts``, about the size of the masses.
+    key = ("layout", length)
+    if layouts is not None and key in layouts:
+        grid, shift = layouts[key]
+    else:
+        grid, shift = _compiled(_mgf_layout)(masses, length)
+        if layouts is not None and length == -(-masses.shape[0] // 64):
+            layouts[key] = (grid, shift)
+    return _compiled(_mgf_blocks)(grid, shift, float(offset), step, t)
+
+
+def _block_length(size: int, t: np.ndarray, step: float) -> int:
+    """Atoms per block of :func:`_log_mgf_blocked`: at most ``ceil(size / 64)``, and
+    at most ``690 / (|t| step)`` for every ``t``."""
     length = max(1, -(-size // 64))
+    largest = float(np.max(np.abs(t))) * step if t.shape[0] else 0.0
     if largest > 0.0:
         length = max(1, min(length, int(690.0 / largest)))
+    return length
+
+
+def _mgf_layout(masses, length):  # pragma: no cover - compiled
+    """The blocks of :func:`_log_mgf_blocked`: ``grid[i, b]`` the ``i``-th mass of block
+    ``b`` (zero-padded, negative masses as zero) times ``2^-e_b``, and ``e_b log 2``."""
+    size = masses.shape[0]
     blocks = -(-size // length)
     grid = np.zeros((length, blocks))
     shift = np.zeros(blocks)
@@ -545,6 +573,14 @@ def _log_mgf_blocked(masses, offset, step, t):  # pragma: no cover - compiled
             factor = math.ldexp(1.0, -exponent - (1000 if exponent < -1000 else 0))
             for j in range(low, high):
                 grid[j - low, b] = max(masses[j], 0.0) * boost * factor
+    return grid, shift
+
+
+def _mgf_blocks(grid, shift, offset, step, t):  # pragma: no cover - compiled
+    """:func:`_log_mgf_blocked` on the blocks laid out by :func:`_mgf_layout`."""
+    length, blocks = grid.shape
+    count = t.shape[0]
+    out = np.full(count, -np.inf)
     acc = np.empty(blocks)
     for k in range(count):
         rate = t[k] * step

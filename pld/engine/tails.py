@@ -65,8 +65,9 @@ class Window:
 
 
 #: Per pmf: log-MGF values and their rounding bounds by lattice point ``(side, k)``,
-#: its positive mass, mean index and variance (grid units) by ``"moments"`` and the
-#: windows of its self-compositions by ``("window", count, tail, hint, near)``.
+#: its positive mass, mean index and variance (grid units) by ``"moments"``, the
+#: windows of its self-compositions by ``("window", count, tail, hint, near)`` and
+#: what :func:`pld.engine._kernels.log_mgf` keeps of a large pmf (its blocks).
 Memo = MutableMapping
 
 
@@ -107,7 +108,7 @@ def _evaluate(
         if not missing:
             continue
         rates = _rates(missing)
-        values = log_mgf(masses, offset, step, rates / step)
+        values = log_mgf(masses, offset, step, rates / step, memo)
         span = np.abs(rates) * (abs(offset) + masses.shape[0])
         margins = log_mgf_rounding(masses.shape[0], span) + _UNIT_ROUNDOFF * np.abs(
             np.where(np.isfinite(values), values, 0.0)
