@@ -221,7 +221,7 @@ def test_log_mgf_paths_agree_within_margin(rate):
 def test_log_mgf_kept_blocks_give_the_same_values():
     """A large pmf's blocks kept between calls (as the window search keeps them per
     pmf) give the values of a fresh layout, at exponents of either sign."""
-    masses = _masses(20_000, 13)
+    masses = _masses(25_000, 13)
     t = np.array([-2.0, -0.1, 0.0, 0.3, 5.0])
     kept: dict = {}
     first = _kernels.log_mgf(masses, -300, 1e-3, t, kept)
