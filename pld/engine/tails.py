@@ -297,9 +297,9 @@ def composition_window(
         tight window).
     near : (float, float), optional
         ``(t_up, t_down)`` of the window of a related composition (the other bound
-        of the same direction, on another support): the search starts there, with
-        lattice points an eighth of an octave apart instead of the half-octave scan
-        around the Gaussian guess.
+        of the same direction, on another support): the search tries every lattice
+        point within a quarter of an octave of those exponents (one MGF call, moved
+        on while the best is at an edge) instead of the scan.
     memos : sequence of dict, optional
         One per factor, kept by the caller for as long as the factor's masses do
         not change: the values computed here are stored there and reused.
@@ -345,7 +345,9 @@ def composition_window(
         if near is not None and all(
             math.isfinite(t) for side, t in zip((1, -1), near, strict=True) if side in sides
         ):
-            offsets = _SCAN_STEP * np.arange(-2, 3)
+            # Every lattice point within a quarter of an octave of the related
+            # composition's best one (moved on while the best is at an edge).
+            offsets = np.arange(1 - _SCAN_STEP, _SCAN_STEP)
             points = {
                 side: _lattice_index(abs(t) * step) + offsets
                 for side, t in zip((1, -1), near, strict=True)
@@ -359,21 +361,26 @@ def composition_window(
         # rounding of the last grid point).
         reach = {1: (support_high - 1) * step, -1: -(support_low + 1) * step}
         inside = [side for side in sides if scanned[side][found[side]] < reach[side]]
-        # Halve the spacing down to the scan step, then every lattice point between
-        # the best one's neighbours: the lattice minimum lies strictly between them.
-        while inside:
-            if spacing > _SCAN_STEP:
-                spacing //= 2
-                offsets = np.array([-spacing, spacing])
-            else:
-                offsets = np.concatenate((-np.arange(1, spacing), np.arange(1, spacing)))
-                spacing = 0
-            _, zoomed = _scan(signed, {side: found[side] + offsets for side in inside}, 1, 0)
+        # Between the best point and its nearest tried neighbours: halve gaps wider
+        # than the scan step, then try every point of the narrower ones. A best point
+        # whose neighbours are both tried is the lattice minimum (quasi-convexity).
+        for _ in range(_TOP):
+            points = {}
             for side in inside:
-                scanned[side].update(zoomed[side])
-                found[side] = min(scanned[side], key=scanned[side].__getitem__)
-            if not spacing:
+                best, ks = found[side], sorted(scanned[side])
+                at = ks.index(best)
+                below = best - ks[at - 1] if at > 0 else _SCAN_STEP
+                above = ks[at + 1] - best if at + 1 < len(ks) else min(_SCAN_STEP, _TOP - best)
+                if max(below, above) > _SCAN_STEP:
+                    points[side] = np.array([best - below // 2, best + above // 2])
+                elif max(below, above) > 1:
+                    points[side] = best + np.arange(-below + 1, above)
+            if not points:
                 break
+            _, zoomed = _scan(signed, points, 1, 0)
+            for side, ends in zoomed.items():
+                scanned[side].update(ends)
+                found[side] = min(scanned[side], key=scanned[side].__getitem__)
         tried = {side: list(scanned[side]) for side in sides}
     ends = {}
     for side in sides:
