@@ -41,6 +41,8 @@ INTERPRETED_CELLS = 2048
 #: points) loads none.
 COMPILED_SIZE = 2**15
 COMPILED_MGF_ATOMS = 2**14
+#: Largest pmf whose log-MGF blocks are kept between calls (8 MB).
+_KEPT_LAYOUT = 2**20
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
 
@@ -530,13 +532,14 @@ def _log_mgf_blocked(
     t = np.ascontiguousarray(t, dtype=np.float64)
     length = _block_length(masses.shape[0], t, step)
     # The layout of the exponents a window search tries (blocks of ceil(n / 64)
-    # atoms) is kept in ``layouts``, about the size of the masses.
+    # atoms) is kept in ``layouts`` (the size of the masses) up to _KEPT_LAYOUT atoms.
     key = ("layout", length)
     if layouts is not None and key in layouts:
         grid, shift = layouts[key]
     else:
         grid, shift = _compiled(_mgf_layout)(masses, length)
-        if layouts is not None and length == -(-masses.shape[0] // 64):
+        size = masses.shape[0]
+        if layouts is not None and size <= _KEPT_LAYOUT and length == -(-size // 64):
             layouts[key] = (grid, shift)
     return _compiled(_mgf_blocks)(grid, shift, float(offset), step, t)
 
