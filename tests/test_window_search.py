@@ -136,6 +136,37 @@ def test_window_ends_are_the_best_lattice_exponents(name, count):
             assert lattice <= charge <= lattice * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("counts", [(1, 1), (3, 5), (40, 200)])
+def test_heterogeneous_window_ends_and_charges_are_the_best_lattice_ones(counts):
+    """Two different factors (k-RR's upper and lower pmfs, on one grid): each end is
+    the best lattice exponent's and each charge the smallest lattice Chernoff
+    bound at its threshold, against every lattice exponent."""
+    pmfs = [_pmf("krr0u"), _pmf("krr0l")]
+    pairs = [(p.offset, p.masses) for p in pmfs]
+    step, target = pmfs[0].step, 1e-12
+    memos: list[dict] = [{}, {}]
+    window = tails.composition_window(pairs, list(counts), step, target, memos=memos)
+    support = {
+        1: sum(c * (p.offset + p.masses.shape[0] - 1) for p, c in zip(pmfs, counts, strict=True)),
+        -1: sum(c * p.offset for p, c in zip(pmfs, counts, strict=True)),
+    }
+    for side, end, charge in (
+        (1, window.high, window.mass_above),
+        (-1, window.low, window.mass_below),
+    ):
+        keys = [(side, k) for k in range(-640, tails._TOP + 1)]
+        logs, ends = tails._ends(pairs, memos, list(counts), step, keys, math.log(target))
+        if side == 1:
+            assert end == min(support[1], math.ceil(float(np.min(ends)) / step))
+        else:
+            assert end == max(support[-1], math.floor(float(np.max(ends)) / step))
+        if end != support[side]:
+            threshold = (end + side) * step
+            lattice = math.exp(float(np.min(logs - tails._rates(keys) / step * threshold)))
+            assert min(1.0, lattice) <= charge <= lattice * (1 + 1e-9)
+            assert charge <= target
+
+
 @pytest.mark.parametrize("name, count, target", [("sg0u", 3, 1e-6), ("sg1u", 3, 1e-6)])
 def test_charge_near_the_support_end_is_the_best_lattice_bound(name, count, target):
     """Where an end stops near the support's end, its charge's best exponent lies
