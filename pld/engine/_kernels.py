@@ -493,7 +493,7 @@ def log_mgf_rounding(size: int, span: np.ndarray) -> np.ndarray:
     ``u |result|`` term, for exponent magnitudes ``span = |t| step (|offset| + size)``:
     the larger of the numpy path's and the blocked Horner's (:func:`_log_mgf_blocked`)
     bounds, with 2 units of ``S`` to spare."""
-    fixed = size + 2.0 * math.log(max(size, 1)) + 8500.0
+    fixed = size + 2.0 * math.log(max(size, 1)) + 8810.0
     return (fixed + 8.0 * span) * _UNIT_ROUNDOFF
 
 
@@ -518,13 +518,13 @@ def _log_mgf_blocked(
     masses or partial sums that underflow lose less than ``2^-1075`` each, below
     ``2 l exp(690 - 745) < 0.03 l`` units of a sum that is at least 1/2. The
     scaling is exact. The logs of the sums err by 2 units of ``710``, ``e_b log
-    2`` by 1 unit of 745, ``t step a_b`` by 2 units of ``S = |t| step (|offset| +
-    n)``, their two additions by 2 units of ``1455 + S``; the shift by the peak
-    by 2 more units of ``1455 + S``, ``exp`` by 2 units, the sum of the ``B``
-    terms in ``[0, 1]`` by ``B - 1`` units, its log by 2 units of ``log n`` and
-    the final addition by 1 unit of the result. With ``4.03 l + B <= n + 70``
-    this is at most ``(n + 2 log n + 7600) u + 6 S u + u |result|``, within
-    :func:`log_mgf_rounding`. (The former single-chain Horner loop overflowed to
+    2`` by 2 units of 745 (the constant and the product), ``t step a_b`` by 2
+    units of ``S = |t| step (|offset| + n)``, their two additions by 2 units of
+    ``1455 + S``; the shift by the peak by 2 more units of ``1455 + S``, ``exp``
+    by 2 units, the sum of the ``B`` terms in ``[0, 1]`` by ``B - 1`` units, its
+    log by 2 units of ``log n`` and the final addition by 1 unit of the result.
+    With ``4.03 l + B - 1 <= n + 70`` this is at most ``(n + 2 log n + 8810) u +
+    6 S u + u |result|``, within :func:`log_mgf_rounding`. (The former single-chain Horner loop overflowed to
     ``+inf`` above ``|t| step = 86`` and summed its rescaling constants with one
     rounding each, up to ``n |t| step / 624`` of them.)
     """
