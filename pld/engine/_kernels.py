@@ -524,9 +524,10 @@ def _log_mgf_blocked(
     by 2 units, the sum of the ``B`` terms in ``[0, 1]`` by ``B - 1`` units, its
     log by 2 units of ``log n`` and the final addition by 1 unit of the result.
     With ``4.03 l + B - 1 <= n + 70`` this is at most ``(n + 2 log n + 8810) u +
-    6 S u + u |result|``, within :func:`log_mgf_rounding`. (The former single-chain Horner loop overflowed to
-    ``+inf`` above ``|t| step = 86`` and summed its rescaling constants with one
-    rounding each, up to ``n |t| step / 624`` of them.)
+    6 S u + u |result|``, within :func:`log_mgf_rounding`. (The former
+    single-chain Horner loop overflowed to ``+inf`` above ``|t| step = 86`` and
+    summed its rescaling constants with one rounding each, up to ``n |t| step /
+    624`` of them.)
     """
     masses = np.ascontiguousarray(masses, dtype=np.float64)
     t = np.ascontiguousarray(t, dtype=np.float64)
