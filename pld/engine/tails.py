@@ -26,7 +26,6 @@ yet evaluated.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
@@ -142,37 +141,46 @@ def _ends(
     return logs, (logs - log_target) / (_rates(keys) / step)
 
 
-def _tail_bound(
+def _tail_bounds(
     pmfs: Sequence[tuple[int, np.ndarray]],
     memos: Sequence[Memo],
     counts: Sequence[int],
     step: float,
-    side: int,
-    ks: Sequence[int],
-    threshold: float,
+    tried: dict,
+    thresholds: dict,
     refine: bool,
-) -> float:
-    """The smallest Chernoff bound ``exp(log M(t) - t threshold)`` (capped at 1) on the
-    mass beyond ``threshold`` (nats) over the lattice points ``(side, k)``, ``k`` in
-    ``ks``, and, with ``refine``, over the lattice: the exponent is convex in ``t``,
-    so its lattice minimum lies between the best point's neighbours in ``ks``; the
-    lattice points there are added (beyond the largest or smallest one, ``_SCAN_MOVE``
-    at a time) until they hold no better one."""
-    tried = set(ks)
+) -> dict:
+    """Per side, the smallest Chernoff bound ``exp(log M(t) - t threshold)`` (capped
+    at 1) on the mass beyond ``thresholds[side]`` (nats) over the lattice points
+    ``(side, k)``, ``k`` in ``tried[side]``, and, with ``refine``, over the lattice:
+    the exponent is convex in ``t``, so its lattice minimum lies between the best
+    point's neighbours in ``tried``; the lattice points there are added (beyond the
+    largest or smallest one, ``_SCAN_MOVE`` at a time) until they hold no better
+    one. One :func:`_ends` call per round, both sides together."""
+    points = {side: set(tried[side]) for side in thresholds}
+    bounds = {}
     for _ in range(_SCAN_EDGES + 2):
-        keys = [(side, k) for k in sorted(tried)]
-        exponent = _ends(pmfs, memos, counts, step, keys, 0.0)[0] - _rates(keys) / step * threshold
-        best = int(np.argmin(exponent))
-        if not refine or exponent[best] >= 0.0:
-            break
-        k = keys[best][1]
-        below = keys[best - 1][1] if best > 0 else k - _SCAN_MOVE - 1
-        above = keys[best + 1][1] if best + 1 < len(keys) else min(_TOP + 1, k + _SCAN_MOVE + 1)
-        missing = set(range(below + 1, above)) - tried
+        keys = [(side, k) for side, ks in points.items() for k in sorted(ks)]
+        limits = np.array([thresholds[side] for side, _ in keys])
+        exponent = _ends(pmfs, memos, counts, step, keys, 0.0)[0] - _rates(keys) / step * limits
+        missing, start = {}, 0
+        for side, ks in points.items():
+            stop = start + len(ks)
+            best = start + int(np.argmin(exponent[start:stop]))
+            bounds[side] = float(min(1.0, math.exp(exponent[best])))
+            if refine and exponent[best] < 0.0:
+                k = keys[best][1]
+                below = keys[best - 1][1] if best > start else k - _SCAN_MOVE - 1
+                above = keys[best + 1][1] if best + 1 < stop else min(_TOP + 1, k + _SCAN_MOVE + 1)
+                new = set(range(below + 1, above)) - ks
+                if new:
+                    missing[side] = new
+            start = stop
         if not missing:
             break
-        tried |= missing
-    return float(min(1.0, math.exp(exponent[best])))
+        for side, new in missing.items():
+            points[side] |= new
+    return bounds
 
 
 def _end_mass_exceeds(
@@ -346,6 +354,7 @@ def composition_window(
             for side, t in zip((1, -1), hint, strict=True)
             if side in sides
         }
+        scanned = _scan(signed, {side: [k] for side, k in found.items()}, 1, 0)[1]
         tried = {side: [found[side]] for side in sides}
     else:
         if near is not None and all(
@@ -388,12 +397,8 @@ def composition_window(
                 scanned[side].update(ends)
                 found[side] = min(scanned[side], key=scanned[side].__getitem__)
         tried = {side: list(scanned[side]) for side in sides}
-    ends = {}
-    for side in sides:
-        keys = [(side, found[side])]
-        ends[side] = float(_ends(pmfs, memos, counts, step, keys, log_target)[1][0])
+    ends = {side: side * scanned[side][found[side]] for side in sides}
     high, low = support_high, support_low
-    mass_above = mass_below = 0.0
     t_up = t_down = math.nan
     # A non-finite end (an MGF that overflowed) cuts nothing.
     if 1 in ends and math.isfinite(ends[1]):
@@ -403,11 +408,13 @@ def composition_window(
         low = max(low, math.floor(ends[-1] / step))
         t_down = float(_rates([(-1, found[-1])])[0]) / step
     low = min(low, high)
-    bound = functools.partial(_tail_bound, pmfs, memos, counts, step, refine=not hinted)
+    thresholds = {}
     if high < support_high:
-        mass_above = bound(1, tried[1], (high + 1) * step)
+        thresholds[1] = (high + 1) * step
     if low > support_low:
-        mass_below = bound(-1, tried[-1], (low - 1) * step)
+        thresholds[-1] = (low - 1) * step
+    charges = _tail_bounds(pmfs, memos, counts, step, tried, thresholds, not hinted)
+    mass_above, mass_below = charges.get(1, 0.0), charges.get(-1, 0.0)
     window = Window(low, high, mass_above, mass_below, t_up, t_down)
     if len(pmfs) == 1:
         memos[0][key] = window
