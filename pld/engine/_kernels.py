@@ -418,7 +418,7 @@ def log_mgf(
     exponentials per ``t_k``, and the log-sum-exp of ``log r_q + t_k (offset + qB)
     step`` over the rows. A larger pmf takes :func:`_log_mgf_blocked` (compiled),
     which keeps its blocks (and the count of positive masses) in ``layouts``, a
-    dict the caller keeps with the pmf.
+    dict the caller keeps with the pmf; so does the numpy path its rows.
 
     Rounding of the numpy path, as an absolute error of the result (log-sum-exp is
     1-Lipschitz in its exponents, whose magnitude is at most ``S = |t_k| step
@@ -444,13 +444,21 @@ def log_mgf(
             atoms = layouts["atoms"]
         if atoms > COMPILED_MGF_ATOMS:
             return _log_mgf_blocked(masses, offset, step, t, layouts)
-    return _log_mgf_numpy(masses, offset, step, t)
+    return _log_mgf_numpy(masses, offset, step, t, layouts)
 
 
-def _log_mgf_numpy(masses: np.ndarray, offset: float, step: float, t: np.ndarray) -> np.ndarray:
-    """:func:`log_mgf` by a log-sum-exp (direct, or over rows of about sqrt(n) atoms)."""
+def _log_mgf_numpy(
+    masses: np.ndarray, offset: float, step: float, t: np.ndarray, layouts: dict | None = None
+) -> np.ndarray:
+    """:func:`log_mgf` by a log-sum-exp (direct, or over rows of about sqrt(n) atoms);
+    the positive masses' positions and logs, and the scaled rows, are kept in
+    ``layouts`` if given."""
+    kept = {} if layouts is None else layouts
+    if "positive" not in kept:
+        positive = np.flatnonzero(masses > 0.0)
+        kept["positive"] = (positive, np.log(masses[positive]))
+    positive, log_masses = kept["positive"]
     out = np.full(t.shape[0], -np.inf)
-    positive = np.flatnonzero(masses > 0.0)
     if positive.size == 0:
         return out
     rates = np.asarray(t, dtype=np.float64) * step
@@ -462,20 +470,29 @@ def _log_mgf_numpy(masses: np.ndarray, offset: float, step: float, t: np.ndarray
     if largest > 0.0:
         width = max(1, min(width, int(300.0 / largest)))
     if width <= 16 or positive.size * t.shape[0] <= _MGF_DIRECT:
-        exponent = np.log(masses[positive]) + rates[:, np.newaxis] * (offset + positive)
+        exponent = log_masses + rates[:, np.newaxis] * (offset + positive)
         return _log_sum_exp(exponent)
-    rows = -(-size // width)
-    padded = np.zeros(rows * width)
-    padded[:size] = np.maximum(masses[low : low + size], 0.0)
-    blocks = padded.reshape(rows, width)
-    # Each row is scaled by its largest mass, so a row sum is at least exp(-300).
-    scale = blocks.max(axis=1)
-    occupied = scale > 0.0
-    blocks, scale = blocks[occupied] / scale[occupied, np.newaxis], scale[occupied]
+    rows_kept = ("rows", width) in kept
+    if not rows_kept:
+        rows = -(-size // width)
+        padded = np.zeros(rows * width)
+        padded[:size] = np.maximum(masses[low : low + size], 0.0)
+        blocks = padded.reshape(rows, width)
+        # Each row is scaled by its largest mass, so a row sum is at least exp(-300).
+        scale = blocks.max(axis=1)
+        occupied = scale > 0.0
+        layout = (
+            blocks[occupied] / scale[occupied, np.newaxis],
+            np.log(scale[occupied])[:, np.newaxis],
+            low + width * np.flatnonzero(occupied),
+        )
+        # Only the rows of small exponents (the usual width) are kept.
+        if width == min(size, math.isqrt(size - 1) + 1):
+            kept["rows", width] = layout
+    blocks, log_scale, starts = kept["rows", width] if rows_kept else layout
     powers = np.exp(np.arange(width)[:, np.newaxis] * rates)
-    log_rows = (np.log(blocks @ powers) + np.log(scale)[:, np.newaxis]).T
-    starts = offset + low + width * np.flatnonzero(occupied)
-    return _log_sum_exp(log_rows + rates[:, np.newaxis] * starts)
+    log_rows = (np.log(blocks @ powers) + log_scale).T
+    return _log_sum_exp(log_rows + rates[:, np.newaxis] * (offset + starts))
 
 
 def _log_sum_exp(exponent: np.ndarray) -> np.ndarray:
