@@ -136,6 +136,39 @@ def test_window_ends_are_the_best_lattice_exponents(name, count):
             assert lattice <= charge <= lattice * (1 + 1e-9)
 
 
+def _dense_check(name: str, count: int, target: float) -> None:
+    """The window's ends are the best lattice exponents' and its charges the smallest
+    lattice Chernoff bounds at their thresholds, against every lattice exponent."""
+    pmf = _pmf(name)
+    memo: dict = {}
+    window = _window(name, count, target, memo)
+    pair = [(pmf.offset, pmf.masses)]
+    for side, end, charge in (
+        (1, window.high, window.mass_above),
+        (-1, window.low, window.mass_below),
+    ):
+        keys = [(side, k) for k in range(-640, tails._TOP + 1)]
+        logs, ends = tails._ends(pair, [memo], [count], pmf.step, keys, math.log(target))
+        support = count * (pmf.offset + (pmf.masses.shape[0] - 1 if side == 1 else 0))
+        if side == 1:
+            assert end == min(support, math.ceil(float(np.min(ends)) / pmf.step))
+        else:
+            assert end == max(support, math.floor(float(np.max(ends)) / pmf.step))
+        if end != support:
+            threshold = (end + side) * pmf.step
+            lattice = math.exp(float(np.min(logs - tails._rates(keys) / pmf.step * threshold)))
+            assert min(1.0, lattice) <= charge <= lattice * (1 + 1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["krr0u", "krr0l", "sg0u", "sg0l", "cl0u", "cl0l", "g0u", "rr0u"])
+@pytest.mark.parametrize("count", [1, 3, 10, 100, 1000, 10_000])
+@pytest.mark.parametrize("target", [1e-15, 1e-6])
+def test_window_against_every_lattice_exponent_exhaustive(name, count, target):
+    """The dense-lattice check of ends and charges on 96 (pmf, T, tail) cases."""
+    _dense_check(name, count, target)
+
+
 @pytest.mark.parametrize("counts", [(1, 1), (3, 5), (40, 200)])
 def test_heterogeneous_window_ends_and_charges_are_the_best_lattice_ones(counts):
     """Two different factors (k-RR's upper and lower pmfs, on one grid): each end is
@@ -173,20 +206,7 @@ def test_charge_near_the_support_end_is_the_best_lattice_bound(name, count, targ
     away from the end's (the scan's and zoom's points alone charge 2.1 % more on
     sg0u's lower end): the charge is the smallest lattice Chernoff bound at its
     threshold."""
-    pmf = _pmf(name)
-    memo: dict = {}
-    window = _window(name, count, target, memo)
-    for side, end, charge in (
-        (1, window.high, window.mass_above),
-        (-1, window.low, window.mass_below),
-    ):
-        keys = [(side, k) for k in range(-640, tails._TOP + 1)]
-        logs = tails._ends([(pmf.offset, pmf.masses)], [memo], [count], pmf.step, keys, 0.0)[0]
-        threshold = (end + side) * pmf.step
-        lattice = min(
-            1.0, math.exp(float(np.min(logs - tails._rates(keys) / pmf.step * threshold)))
-        )
-        assert lattice <= charge <= lattice * (1 + 1e-9)
+    _dense_check(name, count, target)
 
 
 @pytest.mark.parametrize(
