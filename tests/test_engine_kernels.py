@@ -234,3 +234,38 @@ def test_log_mgf_kept_blocks_give_the_same_values(size):
         assert any(key[0] == "rows" for key in kept if isinstance(key, tuple))
     np.testing.assert_array_equal(_kernels.log_mgf(masses, -300, 1e-3, t[::-1], kept), first[::-1])
     np.testing.assert_array_equal(_kernels.log_mgf(masses, -300, 1e-3, t, kept), first)
+
+
+def test_log_mgf_of_many_factors_within_margin():
+    """Many factors in one stacked rows product agree with each factor's own
+    log_mgf (and with mpmath on one) within the shared margin; factors off the
+    rows path (small, or direct) are evaluated one by one."""
+    sizes = [3000, 2500, 4100, 60, 3000]
+    factors = [(_masses(size, 20 + i), -400 + 37 * i) for i, size in enumerate(sizes)]
+    step = 1e-3
+    t = np.concatenate([-(2.0 ** np.linspace(-4, 3, 20)), 2.0 ** np.linspace(-4, 3, 20)])
+    layouts: list[dict] = [{} for _ in factors]
+    values = _kernels.log_mgf_many(factors, step, t, layouts)
+    rows = [key for kept in layouts for key in kept if isinstance(key, tuple)]
+    assert len(rows) >= 3 and len(set(rows)) == 1  # one product at one shared width
+    for (masses, offset), row in zip(factors, values, strict=True):
+        alone = _kernels.log_mgf(masses, offset, step, t)
+        span = np.abs(t) * step * (abs(offset) + masses.size)
+        margin = _kernels.log_mgf_rounding(masses.size, span) + _kernels._UNIT_ROUNDOFF * np.abs(
+            alone
+        )
+        assert np.all(np.abs(row - alone) <= 2 * margin)
+    masses, offset = factors[1]
+    for k in (0, 19, 39):
+        terms = [
+            mpmath.mpf(float(m)) * mpmath.exp(mpmath.mpf(float(t[k])) * (offset + j) * step)
+            for j, m in enumerate(masses.tolist())
+            if m > 0
+        ]
+        exact = float(mpmath.log(mpmath.fsum(terms)))
+        margin = float(
+            _kernels.log_mgf_rounding(
+                masses.size, np.array([abs(t[k]) * step * (abs(offset) + masses.size)])
+            )[0]
+        )
+        assert abs(values[1, k] - exact) <= margin + _kernels._UNIT_ROUNDOFF * abs(exact)

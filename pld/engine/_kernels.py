@@ -451,48 +451,118 @@ def _log_mgf_numpy(
     masses: np.ndarray, offset: float, step: float, t: np.ndarray, layouts: dict | None = None
 ) -> np.ndarray:
     """:func:`log_mgf` by a log-sum-exp (direct, or over rows of about sqrt(n) atoms);
-    the positive masses' positions and logs, and the scaled rows, are kept in
-    ``layouts`` if given."""
+    the positive masses' positions and logs, and the scaled rows of the usual width,
+    are kept in ``layouts`` if given."""
     kept = {} if layouts is None else layouts
-    if "positive" not in kept:
-        positive = np.flatnonzero(masses > 0.0)
-        kept["positive"] = (positive, np.log(masses[positive]))
-    positive, log_masses = kept["positive"]
+    positive, log_masses = _positive(masses, kept)
     out = np.full(t.shape[0], -np.inf)
     if positive.size == 0:
         return out
     rates = np.asarray(t, dtype=np.float64) * step
     largest = float(np.max(np.abs(rates)))
-    low = int(positive[0])
-    size = int(positive[-1]) + 1 - low
+    size = int(positive[-1]) + 1 - int(positive[0])
     # Rows of about sqrt(n) atoms: about 2 sqrt(n) exponentials per t.
-    width = min(size, math.isqrt(size - 1) + 1)
-    if largest > 0.0:
-        width = max(1, min(width, int(300.0 / largest)))
+    usual = min(size, math.isqrt(size - 1) + 1)
+    width = max(1, min(usual, int(300.0 / largest))) if largest > 0.0 else usual
     if width <= 16 or positive.size * t.shape[0] <= _MGF_DIRECT:
         exponent = log_masses + rates[:, np.newaxis] * (offset + positive)
         return _log_sum_exp(exponent)
-    rows_kept = ("rows", width) in kept
-    if not rows_kept:
-        rows = -(-size // width)
-        padded = np.zeros(rows * width)
-        padded[:size] = np.maximum(masses[low : low + size], 0.0)
-        blocks = padded.reshape(rows, width)
-        # Each row is scaled by its largest mass, so a row sum is at least exp(-300).
-        scale = blocks.max(axis=1)
-        occupied = scale > 0.0
-        layout = (
-            blocks[occupied] / scale[occupied, np.newaxis],
-            np.log(scale[occupied])[:, np.newaxis],
-            low + width * np.flatnonzero(occupied),
-        )
-        # Only the rows of small exponents (the usual width) are kept.
-        if width == min(size, math.isqrt(size - 1) + 1):
-            kept["rows", width] = layout
-    blocks, log_scale, starts = kept["rows", width] if rows_kept else layout
+    blocks, log_scale, starts = _rows(masses, kept, width, width == usual)
     powers = np.exp(np.arange(width)[:, np.newaxis] * rates)
     log_rows = (np.log(blocks @ powers) + log_scale).T
     return _log_sum_exp(log_rows + rates[:, np.newaxis] * (offset + starts))
+
+
+def log_mgf_many(
+    factors: list[tuple[np.ndarray, float]],
+    step: float,
+    t: np.ndarray,
+    layouts: list[dict],
+) -> np.ndarray:
+    """:func:`log_mgf` of many pmfs at the same exponents, ``out[i, k]`` for factor
+    ``i`` (its masses and offset) and ``t_k``; ``layouts[i]`` is factor ``i``'s dict.
+
+    The factors that would take the numpy rows path share one row width ``B`` (the
+    smallest of their usual widths, and ``B |t_k| step <= 300``): their scaled rows
+    are stacked into one matrix product with the powers ``exp(t_k step s)``, and
+    each factor's log-sum-exp runs over its own rows (``np.maximum.reduceat`` and
+    ``np.add.reduceat``). Every factor's value is the rows path's, with the same
+    rounding bound (the order of a sum of non-negative terms does not enter it);
+    the other factors take :func:`log_mgf` one by one.
+    """
+    count = t.shape[0]
+    out = np.empty((len(factors), count))
+    rates = np.asarray(t, dtype=np.float64) * step
+    largest = float(np.max(np.abs(rates))) if count else 0.0
+    batch, widths = [], []
+    for i, ((masses, offset), kept) in enumerate(zip(factors, layouts, strict=True)):
+        positive = _positive(masses, kept)[0]
+        if 0 < positive.size <= COMPILED_MGF_ATOMS:
+            size = int(positive[-1]) + 1 - int(positive[0])
+            usual = min(size, math.isqrt(size - 1) + 1)
+            width = max(1, min(usual, int(300.0 / largest))) if largest > 0.0 else usual
+            if width > 16 and positive.size * count > _MGF_DIRECT:
+                batch.append(i)
+                widths.append(usual)
+                continue
+        out[i] = log_mgf(masses, offset, step, t, kept)
+    if len(batch) < 2:
+        for i in batch:
+            masses, offset = factors[i]
+            out[i] = log_mgf(masses, offset, step, t, layouts[i])
+        return out
+    width = min(widths)
+    if largest > 0.0:
+        width = max(1, min(width, int(300.0 / largest)))
+    parts = [_rows(factors[i][0], layouts[i], width, True) for i in batch]
+    blocks = np.concatenate([part[0] for part in parts])
+    log_scale = np.concatenate([part[1] for part in parts])
+    starts = np.concatenate(
+        [part[2] + factors[i][1] for part, i in zip(parts, batch, strict=True)]
+    ).astype(np.float64)
+    bounds = np.cumsum([0] + [part[0].shape[0] for part in parts])[:-1]
+    powers = np.exp(np.arange(width)[:, np.newaxis] * rates)
+    exponent = (np.log(blocks @ powers) + log_scale).T + rates[:, np.newaxis] * starts
+    peak = np.maximum.reduceat(exponent, bounds, axis=1)
+    row_factor = np.repeat(np.arange(len(batch)), np.diff(np.append(bounds, blocks.shape[0])))
+    total = np.add.reduceat(np.exp(exponent - peak[:, row_factor]), bounds, axis=1)
+    out[batch] = (peak + np.log(total)).T
+    return out
+
+
+def _positive(masses: np.ndarray, kept: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The grid indices of a pmf's positive masses and their logs (kept in ``kept``)."""
+    if "positive" not in kept:
+        positive = np.flatnonzero(masses > 0.0)
+        kept["positive"] = (positive, np.log(masses[positive]))
+    return kept["positive"]
+
+
+def _rows(masses: np.ndarray, kept: dict, width: int, keep: bool) -> tuple[np.ndarray, ...]:
+    """A pmf's rows of ``width`` atoms from its first positive mass, each scaled by its
+    largest mass: the scaled rows, the logs of the scales (a column) and the grid
+    index of each row's first atom (from the pmf's first point); kept in ``kept``
+    if ``keep``."""
+    if ("rows", width) in kept:
+        return kept["rows", width]
+    positive = _positive(masses, kept)[0]
+    low = int(positive[0])
+    size = int(positive[-1]) + 1 - low
+    rows = -(-size // width)
+    padded = np.zeros(rows * width)
+    padded[:size] = np.maximum(masses[low : low + size], 0.0)
+    blocks = padded.reshape(rows, width)
+    # Each row is scaled by its largest mass, so a row sum is at least exp(-300).
+    scale = blocks.max(axis=1)
+    occupied = scale > 0.0
+    layout = (
+        blocks[occupied] / scale[occupied, np.newaxis],
+        np.log(scale[occupied])[:, np.newaxis],
+        low + width * np.flatnonzero(occupied),
+    )
+    if keep:
+        kept["rows", width] = layout
+    return layout
 
 
 def _log_sum_exp(exponent: np.ndarray) -> np.ndarray:

@@ -101,22 +101,35 @@ def _evaluate(
     keys: Sequence[tuple[int, int]],
 ) -> None:
     """Store each factor's ``log M_i`` and its rounding bound at the lattice points
-    ``keys`` its memo lacks, by one vectorised :func:`~pld.engine._kernels.log_mgf`
-    call per factor (which errs by at most
-    :func:`~pld.engine._kernels.log_mgf_rounding` plus a unit of the value)."""
-    from pld.engine._kernels import log_mgf, log_mgf_rounding
+    ``keys`` its memo lacks, by vectorised :func:`~pld.engine._kernels.log_mgf`
+    calls (which err by at most :func:`~pld.engine._kernels.log_mgf_rounding` plus
+    a unit of the value): one for all factors that lack the same points
+    (:func:`~pld.engine._kernels.log_mgf_many`), else one per factor."""
+    from pld.engine._kernels import log_mgf, log_mgf_many, log_mgf_rounding
 
-    for (offset, masses), memo in zip(pmfs, memos, strict=True):
-        missing = [key for key in keys if key not in memo]
-        if not missing:
-            continue
-        rates = _rates(missing)
-        values = log_mgf(masses, offset, step, rates / step, memo)
+    missing = [[key for key in keys if key not in memo] for memo in memos]
+    todo = [i for i, lacking in enumerate(missing) if lacking]
+    if len(todo) > 1 and all(missing[i] == missing[todo[0]] for i in todo):
+        rates = _rates(missing[todo[0]])
+        values = log_mgf_many(
+            [(pmfs[i][1], pmfs[i][0]) for i in todo], step, rates / step, [memos[i] for i in todo]
+        )
+        results = {i: (rates, row) for i, row in zip(todo, values, strict=True)}
+    else:
+        results = {}
+        for i in todo:
+            rates = _rates(missing[i])
+            offset, masses = pmfs[i]
+            results[i] = (rates, log_mgf(masses, offset, step, rates / step, memos[i]))
+    for i, (rates, values) in results.items():
+        offset, masses = pmfs[i]
         span = np.abs(rates) * (abs(offset) + masses.shape[0])
         margins = log_mgf_rounding(masses.shape[0], span) + _UNIT_ROUNDOFF * np.abs(
             np.where(np.isfinite(values), values, 0.0)
         )
-        memo.update(zip(missing, zip(values.tolist(), margins.tolist(), strict=True), strict=True))
+        memos[i].update(
+            zip(missing[i], zip(values.tolist(), margins.tolist(), strict=True), strict=True)
+        )
 
 
 def _ends(
