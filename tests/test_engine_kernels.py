@@ -220,9 +220,9 @@ def test_log_mgf_paths_agree_within_margin(rate):
 
 @pytest.mark.parametrize("size", [3000, 25_000])
 def test_log_mgf_kept_blocks_give_the_same_values(size):
-    """A pmf's rows (numpy path) or blocks (compiled path) kept between calls, as the
-    window search keeps them per pmf, give the values of a fresh layout, at
-    exponents of either sign."""
+    """A pmf's rows (numpy path) or blocks (compiled path) kept between calls, as a
+    window search keeps them, give the values of a fresh layout, at exponents of
+    either sign."""
     masses = _masses(size, 13)
     t = np.array([-2.0, -0.1, 0.0, 0.3, 5.0] * 8)
     kept: dict = {}

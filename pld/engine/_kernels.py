@@ -41,8 +41,6 @@ INTERPRETED_CELLS = 2048
 #: points) loads none.
 COMPILED_SIZE = 2**15
 COMPILED_MGF_ATOMS = 2**14
-#: Largest pmf whose log-MGF blocks are kept between calls (8 MB).
-_KEPT_LAYOUT = 2**20
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
 
@@ -418,7 +416,8 @@ def log_mgf(
     exponentials per ``t_k``, and the log-sum-exp of ``log r_q + t_k (offset + qB)
     step`` over the rows. A larger pmf takes :func:`_log_mgf_blocked` (compiled),
     which keeps its blocks (and the count of positive masses) in ``layouts``, a
-    dict the caller keeps with the pmf; so does the numpy path its rows.
+    dict the caller keeps with the pmf for a few calls (a window search); so does
+    the numpy path its positive masses and rows.
 
     Rounding of the numpy path, as an absolute error of the result (log-sum-exp is
     1-Lipschitz in its exponents, whose magnitude is at most ``S = |t_k| step
@@ -620,14 +619,13 @@ def _log_mgf_blocked(
     t = np.ascontiguousarray(t, dtype=np.float64)
     length = _block_length(masses.shape[0], t, step)
     # The layout of the exponents a window search tries (blocks of ceil(n / 64)
-    # atoms) is kept in ``layouts`` (the size of the masses) up to _KEPT_LAYOUT atoms.
+    # atoms) is kept in ``layouts``.
     key = ("layout", length)
     if layouts is not None and key in layouts:
         grid, shift = layouts[key]
     else:
         grid, shift = _compiled(_mgf_layout)(masses, length)
-        size = masses.shape[0]
-        if layouts is not None and size <= _KEPT_LAYOUT and length == -(-size // 64):
+        if layouts is not None and length == -(-masses.shape[0] // 64):
             layouts[key] = (grid, shift)
     return _compiled(_mgf_blocks)(grid, shift, float(offset), step, t)
 

@@ -68,9 +68,9 @@ class Window:
 
 
 #: Per pmf: log-MGF values and their rounding bounds by lattice point ``(side, k)``,
-#: its positive mass, mean index and variance (grid units) by ``"moments"``, the
-#: windows of its self-compositions by ``("window", count, tail, hint, near)`` and
-#: what :func:`pld.engine._kernels.log_mgf` keeps of a large pmf (its blocks).
+#: its positive mass, mean index and variance (grid units) by ``"moments"``
+#: and the windows of its self-compositions by ``("window", count, tail, hint,
+#: near)``.
 Memo = MutableMapping
 
 
@@ -99,20 +99,28 @@ def _evaluate(
     memos: Sequence[Memo],
     step: float,
     keys: Sequence[tuple[int, int]],
+    layouts: Sequence[dict] | None = None,
 ) -> None:
     """Store each factor's ``log M_i`` and its rounding bound at the lattice points
     ``keys`` its memo lacks, by vectorised :func:`~pld.engine._kernels.log_mgf`
     calls (which err by at most :func:`~pld.engine._kernels.log_mgf_rounding` plus
     a unit of the value): one for all factors that lack the same points
-    (:func:`~pld.engine._kernels.log_mgf_many`), else one per factor."""
+    (:func:`~pld.engine._kernels.log_mgf_many`), else one per factor. ``layouts``
+    (one dict per factor, for one search) keeps the kernels' layouts of the atoms
+    between calls."""
     from pld.engine._kernels import log_mgf, log_mgf_many, log_mgf_rounding
 
+    if layouts is None:
+        layouts = [{} for _ in pmfs]
     missing = [[key for key in keys if key not in memo] for memo in memos]
     todo = [i for i, lacking in enumerate(missing) if lacking]
     if len(todo) > 1 and all(missing[i] == missing[todo[0]] for i in todo):
         rates = _rates(missing[todo[0]])
         values = log_mgf_many(
-            [(pmfs[i][1], pmfs[i][0]) for i in todo], step, rates / step, [memos[i] for i in todo]
+            [(pmfs[i][1], pmfs[i][0]) for i in todo],
+            step,
+            rates / step,
+            [layouts[i] for i in todo],
         )
         results = {i: (rates, row) for i, row in zip(todo, values, strict=True)}
     else:
@@ -120,7 +128,7 @@ def _evaluate(
         for i in todo:
             rates = _rates(missing[i])
             offset, masses = pmfs[i]
-            results[i] = (rates, log_mgf(masses, offset, step, rates / step, memos[i]))
+            results[i] = (rates, log_mgf(masses, offset, step, rates / step, layouts[i]))
     for i, (rates, values) in results.items():
         offset, masses = pmfs[i]
         span = np.abs(rates) * (abs(offset) + masses.shape[0])
@@ -139,11 +147,12 @@ def _ends(
     step: float,
     keys: Sequence[tuple[int, int]],
     log_target: float,
+    layouts: Sequence[dict] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``sum_i c_i log M_i(t)`` at the lattice points ``keys`` and the window ends (nats)
     it gives, ``(log M - log target) / t``. The sum is raised by the factors' rounding
     bounds and 8 ulps of the accumulated sum, so it stays an upper bound."""
-    _evaluate(pmfs, memos, step, keys)
+    _evaluate(pmfs, memos, step, keys, layouts)
     total = np.zeros(len(keys))
     margin = np.zeros(len(keys))
     for memo, count in zip(memos, counts, strict=True):
@@ -162,6 +171,7 @@ def _tail_bounds(
     tried: dict,
     thresholds: dict,
     refine: bool,
+    layouts: Sequence[dict],
 ) -> dict:
     """Per side, the smallest Chernoff bound ``exp(log M(t) - t threshold)`` (capped
     at 1) on the mass beyond ``thresholds[side]`` (nats) over the lattice points
@@ -175,7 +185,8 @@ def _tail_bounds(
     for _ in range(_SCAN_EDGES + 2):
         keys = [(side, k) for side, ks in points.items() for k in sorted(ks)]
         limits = np.array([thresholds[side] for side, _ in keys])
-        exponent = _ends(pmfs, memos, counts, step, keys, 0.0)[0] - _rates(keys) / step * limits
+        logs = _ends(pmfs, memos, counts, step, keys, 0.0, layouts)[0]
+        exponent = logs - _rates(keys) / step * limits
         missing, start = {}, 0
         for side, ks in points.items():
             stop = start + len(ks)
@@ -354,8 +365,11 @@ def composition_window(
         if not _end_mass_exceeds(pmfs, counts, end, log_target)
     ]
 
+    # The kernels' layouts of each factor's atoms, for this search only.
+    layouts = [{} for _ in pmfs]
+
     def signed(keys):
-        ends = _ends(pmfs, memos, counts, step, keys, log_target)[1]
+        ends = _ends(pmfs, memos, counts, step, keys, log_target, layouts)[1]
         return np.array([side for side, _ in keys]) * ends
 
     hinted = hint is not None and all(
@@ -426,7 +440,7 @@ def composition_window(
         thresholds[1] = (high + 1) * step
     if low > support_low:
         thresholds[-1] = (low - 1) * step
-    charges = _tail_bounds(pmfs, memos, counts, step, tried, thresholds, not hinted)
+    charges = _tail_bounds(pmfs, memos, counts, step, tried, thresholds, not hinted, layouts)
     mass_above, mass_below = charges.get(1, 0.0), charges.get(-1, 0.0)
     window = Window(low, high, mass_above, mass_below, t_up, t_down)
     if len(pmfs) == 1:
