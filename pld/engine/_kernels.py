@@ -481,8 +481,9 @@ def log_mgf_many(
     """:func:`log_mgf` of many pmfs at the same exponents, ``out[i, k]`` for factor
     ``i`` (its masses and offset) and ``t_k``; ``layouts[i]`` is factor ``i``'s dict.
 
-    The factors that would take the numpy rows path share one row width ``B`` (the
-    smallest of their usual widths, and ``B |t_k| step <= 300``): their scaled rows
+    The factors on the numpy path whose rows would hold more than 16 atoms share
+    one row width ``B`` (the smallest of their usual widths, and ``B |t_k| step <=
+    300``; a single call would sum a small input directly): their scaled rows
     are stacked into one matrix product with the powers ``exp(t_k step s)``, and
     each factor's log-sum-exp runs over its own rows (``np.maximum.reduceat`` and
     ``np.add.reduceat``). Every factor's value is the rows path's, with the same
@@ -500,7 +501,7 @@ def log_mgf_many(
             size = int(positive[-1]) + 1 - int(positive[0])
             usual = min(size, math.isqrt(size - 1) + 1)
             width = max(1, min(usual, int(300.0 / largest))) if largest > 0.0 else usual
-            if width > 16 and positive.size * count > _MGF_DIRECT:
+            if width > 16:
                 batch.append(i)
                 widths.append(usual)
                 continue

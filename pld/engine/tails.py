@@ -151,15 +151,19 @@ def _ends(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``sum_i c_i log M_i(t)`` at the lattice points ``keys`` and the window ends (nats)
     it gives, ``(log M - log target) / t``. The sum is raised by the factors' rounding
-    bounds and 8 ulps of the accumulated sum, so it stays an upper bound."""
+    bounds (their own sum's rounding, at most ``2 F`` units of it for ``F`` factors,
+    included) and by ``(2 F + 8) u sum_i |c_i log M_i|``: the ``F`` products and
+    ``F - 1`` additions of the sum (in any order), and the last additions, so it
+    stays an upper bound however many factors cancel."""
     _evaluate(pmfs, memos, step, keys, layouts)
-    total = np.zeros(len(keys))
-    margin = np.zeros(len(keys))
-    for memo, count in zip(memos, counts, strict=True):
-        entries = np.array([memo[key] for key in keys]).reshape(len(keys), 2)
-        total += count * entries[:, 0]
-        margin += count * entries[:, 1]
-    logs = total + margin + 8 * _UNIT_ROUNDOFF * np.abs(total)
+    factors = len(memos)
+    entries = np.array([memo[key] for memo in memos for key in keys]).reshape(factors, len(keys), 2)
+    weights = np.asarray(counts, dtype=np.float64)[:, np.newaxis]
+    terms = weights * entries[:, :, 0]
+    total = terms.sum(axis=0)
+    margin = (weights * entries[:, :, 1]).sum(axis=0) * (1.0 + 2 * factors * _UNIT_ROUNDOFF)
+    spread = np.abs(terms).sum(axis=0)
+    logs = total + margin + (2 * factors + 8) * _UNIT_ROUNDOFF * spread
     return logs, (logs - log_target) / (_rates(keys) / step)
 
 
