@@ -477,9 +477,11 @@ def log_mgf_many(
     step: float,
     t: np.ndarray,
     layouts: list[dict],
+    stacks: dict | None = None,
 ) -> np.ndarray:
     """:func:`log_mgf` of many pmfs at the same exponents, ``out[i, k]`` for factor
-    ``i`` (its masses and offset) and ``t_k``; ``layouts[i]`` is factor ``i``'s dict.
+    ``i`` (its masses and offset) and ``t_k``; ``layouts[i]`` is factor ``i``'s dict,
+    ``stacks`` keeps the stacked rows for further calls on the same factors.
 
     The factors on the numpy path whose rows would hold more than 16 atoms share
     one row width ``B`` (the smallest of their usual widths, and ``B |t_k| step <=
@@ -514,13 +516,20 @@ def log_mgf_many(
     width = min(widths)
     if largest > 0.0:
         width = max(1, min(width, int(300.0 / largest)))
-    parts = [_rows(factors[i][0], layouts[i], width, True) for i in batch]
-    blocks = np.concatenate([part[0] for part in parts])
-    log_scale = np.concatenate([part[1] for part in parts])
-    starts = np.concatenate(
-        [part[2] + factors[i][1] for part, i in zip(parts, batch, strict=True)]
-    ).astype(np.float64)
-    bounds = np.cumsum([0] + [part[0].shape[0] for part in parts])[:-1]
+    kept = {} if stacks is None else stacks
+    key = ("stack", width, tuple(batch))
+    if key not in kept:
+        parts = [_rows(factors[i][0], layouts[i], width, False) for i in batch]
+        kept.clear()  # one stack at a time (the size of the factors' masses)
+        kept[key] = (
+            np.concatenate([part[0] for part in parts]),
+            np.concatenate([part[1] for part in parts]),
+            np.concatenate(
+                [part[2] + factors[i][1] for part, i in zip(parts, batch, strict=True)]
+            ).astype(np.float64),
+            np.cumsum([0] + [part[0].shape[0] for part in parts])[:-1],
+        )
+    blocks, log_scale, starts, bounds = kept[key]
     powers = np.exp(np.arange(width)[:, np.newaxis] * rates)
     exponent = (np.log(blocks @ powers) + log_scale).T + rates[:, np.newaxis] * starts
     peak = np.maximum.reduceat(exponent, bounds, axis=1)

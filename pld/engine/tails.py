@@ -100,6 +100,7 @@ def _evaluate(
     step: float,
     keys: Sequence[tuple[int, int]],
     layouts: Sequence[dict] | None = None,
+    stacks: dict | None = None,
 ) -> None:
     """Store each factor's ``log M_i`` and its rounding bound at the lattice points
     ``keys`` its memo lacks, by vectorised :func:`~pld.engine._kernels.log_mgf`
@@ -107,7 +108,7 @@ def _evaluate(
     a unit of the value): one for all factors that lack the same points
     (:func:`~pld.engine._kernels.log_mgf_many`), else one per factor. ``layouts``
     (one dict per factor, for one search) keeps the kernels' layouts of the atoms
-    between calls."""
+    between calls, ``stacks`` those of all factors together."""
     from pld.engine._kernels import log_mgf, log_mgf_many, log_mgf_rounding
 
     if layouts is None:
@@ -121,6 +122,7 @@ def _evaluate(
             step,
             rates / step,
             [layouts[i] for i in todo],
+            stacks,
         )
         results = {i: (rates, row) for i, row in zip(todo, values, strict=True)}
     else:
@@ -148,6 +150,7 @@ def _ends(
     keys: Sequence[tuple[int, int]],
     log_target: float,
     layouts: Sequence[dict] | None = None,
+    stacks: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``sum_i c_i log M_i(t)`` at the lattice points ``keys`` and the window ends (nats)
     it gives, ``(log M - log target) / t``. The sum is raised by the factors' rounding
@@ -155,7 +158,7 @@ def _ends(
     included) and by ``(2 F + 8) u sum_i |c_i log M_i|``: the ``F`` products and
     ``F - 1`` additions of the sum (in any order), and the last additions, so it
     stays an upper bound however many factors cancel."""
-    _evaluate(pmfs, memos, step, keys, layouts)
+    _evaluate(pmfs, memos, step, keys, layouts, stacks)
     factors = len(memos)
     entries = np.array([memo[key] for memo in memos for key in keys]).reshape(factors, len(keys), 2)
     weights = np.asarray(counts, dtype=np.float64)[:, np.newaxis]
@@ -176,6 +179,7 @@ def _tail_bounds(
     thresholds: dict,
     refine: bool,
     layouts: Sequence[dict],
+    stacks: dict,
 ) -> dict:
     """Per side, the smallest Chernoff bound ``exp(log M(t) - t threshold)`` (capped
     at 1) on the mass beyond ``thresholds[side]`` (nats) over the lattice points
@@ -189,7 +193,7 @@ def _tail_bounds(
     for _ in range(_SCAN_EDGES + 2):
         keys = [(side, k) for side, ks in points.items() for k in sorted(ks)]
         limits = np.array([thresholds[side] for side, _ in keys])
-        logs = _ends(pmfs, memos, counts, step, keys, 0.0, layouts)[0]
+        logs = _ends(pmfs, memos, counts, step, keys, 0.0, layouts, stacks)[0]
         exponent = logs - _rates(keys) / step * limits
         missing, start = {}, 0
         for side, ks in points.items():
@@ -369,11 +373,12 @@ def composition_window(
         if not _end_mass_exceeds(pmfs, counts, end, log_target)
     ]
 
-    # The kernels' layouts of each factor's atoms, for this search only.
-    layouts = [{} for _ in pmfs]
+    # The kernels' layouts of each factor's atoms and of all together, for this
+    # search only.
+    layouts, stacks = [{} for _ in pmfs], {}
 
     def signed(keys):
-        ends = _ends(pmfs, memos, counts, step, keys, log_target, layouts)[1]
+        ends = _ends(pmfs, memos, counts, step, keys, log_target, layouts, stacks)[1]
         return np.array([side for side, _ in keys]) * ends
 
     hinted = hint is not None and all(
@@ -444,7 +449,9 @@ def composition_window(
         thresholds[1] = (high + 1) * step
     if low > support_low:
         thresholds[-1] = (low - 1) * step
-    charges = _tail_bounds(pmfs, memos, counts, step, tried, thresholds, not hinted, layouts)
+    charges = _tail_bounds(
+        pmfs, memos, counts, step, tried, thresholds, not hinted, layouts, stacks
+    )
     mass_above, mass_below = charges.get(1, 0.0), charges.get(-1, 0.0)
     window = Window(low, high, mass_above, mass_below, t_up, t_down)
     if len(pmfs) == 1:
