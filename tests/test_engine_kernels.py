@@ -2,8 +2,8 @@
 
 Small grids run numpy (or the interpreted contraction sweep), large ones a
 numba-compiled loop; both paths must give the same numbers, and the numpy
-scatter must equal the per-atom loop that defines it. The blocked log-MGF is
-checked against mpmath within its stated margin.
+scatter must equal the per-atom loop that defines it. The log-MGF kernels
+(pld.engine._mgf) are checked against mpmath within their stated margin.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from pld.engine import _kernels, fft
+from pld.engine import _kernels, _mgf, fft
 from pld.engine.tails import _ends, _rates
 
 mpmath.mp.dps = 40
@@ -109,10 +109,10 @@ def test_blocked_log_mgf_within_margin(sign):
     masses = _masses(12_000, 7)
     offset, step = -5000, 1e-3
     t = sign * np.array([0.3, 4.0, 90.0, 900.0])
-    assert np.count_nonzero(masses) * t.size > _kernels._MGF_DIRECT
-    values = _kernels._log_mgf_numpy(masses, offset, step, t)
+    assert np.count_nonzero(masses) * t.size > _mgf._MGF_DIRECT
+    values = _mgf._log_mgf_numpy(masses, offset, step, t)
     span = np.abs(t) * step * (abs(offset) + masses.size)
-    margins = _kernels.log_mgf_rounding(masses.size, span) + 2 * _kernels._UNIT_ROUNDOFF * np.abs(
+    margins = _mgf.log_mgf_rounding(masses.size, span) + 2 * _kernels._UNIT_ROUNDOFF * np.abs(
         values
     )
     for value, margin, rate in zip(values, margins, t, strict=True):
@@ -133,8 +133,8 @@ def test_exact_log_mgf_sum_is_an_upper_bound(monkeypatch):
     keys = [(-1, -5), (-1, -111), (-1, -393), (1, -374), (1, -255), (1, -149), (1, -24)]
     t = _rates(keys) / step
     # The compiled path at a size the mpmath truth sums quickly.
-    monkeypatch.setattr(_kernels, "COMPILED_MGF_ATOMS", 2**10)
-    assert masses.size > _kernels.COMPILED_MGF_ATOMS
+    monkeypatch.setattr(_mgf, "COMPILED_MGF_ATOMS", 2**10)
+    assert masses.size > _mgf.COMPILED_MGF_ATOMS
     computed = _ends([(offset, masses)], [{}], [2], step, keys, 0.0)[0]
     for value, rate in zip(computed, t, strict=True):
         terms = [
@@ -155,9 +155,9 @@ def test_blocked_log_mgf_within_margin_at_large_rates(rate):
     masses = _masses(6000, 12)
     offset, step = 4000, 1e-3
     t = np.array([rate / step])
-    value = float(_kernels._log_mgf_blocked(masses, float(offset), step, t)[0])
+    value = float(_mgf._log_mgf_blocked(masses, float(offset), step, t)[0])
     span = abs(rate) * (abs(offset) + masses.size)
-    margin = float(_kernels.log_mgf_rounding(masses.size, np.array([span]))[0])
+    margin = float(_mgf.log_mgf_rounding(masses.size, np.array([span]))[0])
     terms = [
         mpmath.mpf(float(m)) * mpmath.exp(mpmath.mpf(rate) * (offset + j))
         for j, m in enumerate(masses.tolist())
@@ -211,10 +211,10 @@ def test_log_mgf_paths_agree_within_margin(rate):
     masses = _masses(20_000, 10)
     offset, step = -7000, 1e-3
     t = np.array([rate])
-    lse = _kernels._log_mgf_numpy(masses, offset, step, t)[0]
-    blocked = _kernels._log_mgf_blocked(masses, float(offset), step, t)[0]
+    lse = _mgf._log_mgf_numpy(masses, offset, step, t)[0]
+    blocked = _mgf._log_mgf_blocked(masses, float(offset), step, t)[0]
     span = abs(rate) * step * (abs(offset) + masses.size)
-    margin = float(_kernels.log_mgf_rounding(masses.size, np.array([span]))[0])
+    margin = float(_mgf.log_mgf_rounding(masses.size, np.array([span]))[0])
     assert abs(lse - blocked) <= 2 * margin + 4 * _kernels._UNIT_ROUNDOFF * abs(lse)
 
 
@@ -226,14 +226,14 @@ def test_log_mgf_kept_blocks_give_the_same_values(size):
     masses = _masses(size, 13)
     t = np.array([-2.0, -0.1, 0.0, 0.3, 5.0] * 8)
     kept: dict = {}
-    first = _kernels.log_mgf(masses, -300, 1e-3, t, kept)
-    np.testing.assert_array_equal(first, _kernels.log_mgf(masses, -300, 1e-3, t))
-    if size > _kernels.COMPILED_MGF_ATOMS:
+    first = _mgf.log_mgf(masses, -300, 1e-3, t, kept)
+    np.testing.assert_array_equal(first, _mgf.log_mgf(masses, -300, 1e-3, t))
+    if size > _mgf.COMPILED_MGF_ATOMS:
         assert ("layout", -(-size // 64)) in kept
     else:
         assert any(key[0] == "rows" for key in kept if isinstance(key, tuple))
-    np.testing.assert_array_equal(_kernels.log_mgf(masses, -300, 1e-3, t[::-1], kept), first[::-1])
-    np.testing.assert_array_equal(_kernels.log_mgf(masses, -300, 1e-3, t, kept), first)
+    np.testing.assert_array_equal(_mgf.log_mgf(masses, -300, 1e-3, t[::-1], kept), first[::-1])
+    np.testing.assert_array_equal(_mgf.log_mgf(masses, -300, 1e-3, t, kept), first)
 
 
 def test_log_mgf_of_many_factors_within_margin():
@@ -246,16 +246,14 @@ def test_log_mgf_of_many_factors_within_margin():
     t = np.concatenate([-(2.0 ** np.linspace(-4, 3, 20)), 2.0 ** np.linspace(-4, 3, 20)])
     layouts: list[dict] = [{} for _ in factors]
     stacks: dict = {}
-    values = _kernels.log_mgf_many(factors, step, t, layouts, stacks)
+    values = _mgf.log_mgf_many(factors, step, t, layouts, stacks)
     ((_, _, batch),) = stacks  # one product of the stacked rows of at least 3 factors
     assert len(batch) >= 3
-    np.testing.assert_array_equal(_kernels.log_mgf_many(factors, step, t, layouts, stacks), values)
+    np.testing.assert_array_equal(_mgf.log_mgf_many(factors, step, t, layouts, stacks), values)
     for (masses, offset), row in zip(factors, values, strict=True):
-        alone = _kernels.log_mgf(masses, offset, step, t)
+        alone = _mgf.log_mgf(masses, offset, step, t)
         span = np.abs(t) * step * (abs(offset) + masses.size)
-        margin = _kernels.log_mgf_rounding(masses.size, span) + _kernels._UNIT_ROUNDOFF * np.abs(
-            alone
-        )
+        margin = _mgf.log_mgf_rounding(masses.size, span) + _kernels._UNIT_ROUNDOFF * np.abs(alone)
         assert np.all(np.abs(row - alone) <= 2 * margin)
     masses, offset = factors[1]
     for k in (0, 19, 39):
@@ -266,7 +264,7 @@ def test_log_mgf_of_many_factors_within_margin():
         ]
         exact = float(mpmath.log(mpmath.fsum(terms)))
         margin = float(
-            _kernels.log_mgf_rounding(
+            _mgf.log_mgf_rounding(
                 masses.size, np.array([abs(t[k]) * step * (abs(offset) + masses.size)])
             )[0]
         )
