@@ -36,7 +36,7 @@ SYMMETRY_TOLERANCE = PMF_SUM_TOLERANCE
 
 def _direction_from_atoms(
     loss: np.ndarray,
-    log_mass: np.ndarray,
+    mass: np.ndarray,
     loss_scale: np.ndarray,
     step: float,
     extra_mass: float,
@@ -46,15 +46,16 @@ def _direction_from_atoms(
 ) -> _Direction | LossPmf:
     """Discretise one direction; ``extra_mass`` (truncated) is charged to the upper side only.
 
-    Without ``lower``, only the upper side's :class:`LossPmf`.
+    ``mass`` holds the atoms' masses (exps of their logs). Without ``lower``, only
+    the upper side's :class:`LossPmf`.
     """
     from pld.engine.discretise import charge_mass, discretise, loss_rounding_error
 
     upper, below = discretise(
-        loss, log_mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS, lower=lower
+        loss, mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS, lower=lower
     )
     upper = charge_mass(upper, extra_loss, extra_mass, step)
-    rounding = loss_rounding_error(loss_scale[np.exp(log_mass) > 0], step)
+    rounding = loss_rounding_error(loss_scale[mass > 0], step)
     pmfs = [
         LossPmf(
             step,
@@ -78,21 +79,21 @@ def _log_pmf(name: str, values: object) -> np.ndarray:
         raise ValueError(f"{name} must be an array of log-probabilities") from error
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-d array of log-probabilities")
-    if np.any(np.isnan(array)) or np.any(array > 1e-12):
+    if not (array <= 1e-12).all():  # NaN fails the comparison too
         raise ValueError(f"{name} must hold log-probabilities in [-inf, 0] (no NaN)")
     return np.minimum(array, 0.0)
 
 
-def _charged(name: str, log_pmf: np.ndarray, truncated: float, mass_error: float) -> float:
+def _charged(name: str, masses: np.ndarray, truncated: float, mass_error: float) -> float:
     """The mass to charge to the upper bound (:func:`_charged_mass`), after checking
-    that the pmf sums to 1 within ``PMF_SUM_TOLERANCE`` together with ``truncated``.
+    that the pmf's ``masses`` (those of its outcomes of positive probability) sum to 1
+    within ``PMF_SUM_TOLERANCE`` together with ``truncated``.
 
     Decided on the exactly rounded sum of the masses (``math.fsum``). A plain sum
     and its rounding bound settle the usual case first: every decision below is
     monotone in the total, so when both ends of the bound agree that the pmf is
     valid and only ``truncated`` is charged, the exact sum would decide the same.
     """
-    masses = np.exp(log_pmf[np.isfinite(log_pmf)])
     approx = float(np.sum(masses))
     # |sum - exact| <= (n - 1) u exact for non-negative terms, in any order.
     slack = 4.0 * (masses.size + 1) * _UNIT_ROUNDOFF * approx
@@ -112,10 +113,10 @@ def _charged(name: str, log_pmf: np.ndarray, truncated: float, mass_error: float
     return _charged_mass(total, truncated, mass_error)
 
 
-def _loss_std(loss: np.ndarray, log_mass: np.ndarray) -> float:
+def _loss_std(loss: np.ndarray, mass: np.ndarray) -> float:
     """Standard deviation of the finite privacy loss (nats) under its distribution."""
     finite = np.isfinite(loss)
-    weights = np.exp(log_mass[finite])
+    weights = mass[finite]
     if weights.sum() <= 0:
         return 0.0
     mean = np.average(loss[finite], weights=weights)
@@ -197,30 +198,31 @@ def from_pmfs(
             f"log_p and log_q must have the same length ({log_p.size} != {log_q.size})"
         )
     mass_error = _validate.in_interval("mass_relative_error", mass_relative_error, 0.0, 1e-3)
-    charged_p = _charged("P", log_p, truncated_mass_p, mass_error)
-    charged_q = _charged("Q", log_q, truncated_mass_q, mass_error)
+    # Outcomes of positive probability; the loss is +inf where the other side has none.
+    has_p = log_p > -np.inf
+    mass_p = np.exp(log_p[has_p])
+    charged_p = _charged("P", mass_p, truncated_mass_p, mass_error)
+    has_q = log_q > -np.inf
+    mass_q = np.exp(log_q[has_q])
+    charged_q = _charged("Q", mass_q, truncated_mass_q, mass_error)
 
-    with np.errstate(invalid="ignore"):
-        has_p = log_p > -np.inf
-        loss_pq = np.where(log_q[has_p] > -np.inf, log_p[has_p] - log_q[has_p], np.inf)
-    scale = np.maximum(np.abs(log_p), np.abs(log_q))
+    # max(|log p|, |log q|) of logs <= 0.
+    scale = -np.minimum(log_p, log_q)
+    loss_pq = log_p[has_p] - log_q[has_p]
     step = loss_grid_step
     if step is None:
-        step = choose_loss_grid_step(_loss_std(loss_pq, log_p[has_p]))
+        step = choose_loss_grid_step(_loss_std(loss_pq, mass_p))
     directions = [
         _direction_from_atoms(
-            loss_pq, log_p[has_p], scale[has_p], step, charged_p, extra_loss, mass_error
+            loss_pq, mass_p, scale[has_p], step, charged_p, extra_loss, mass_error
         )
     ]
     if not symmetric or not _symmetric_by_construction:
-        has_q = log_q > -np.inf
-        with np.errstate(invalid="ignore"):
-            loss_qp = np.where(log_p[has_q] > -np.inf, log_q[has_q] - log_p[has_q], np.inf)
         # A symmetric pair keeps the forward lower side: the reverse one is not needed.
         directions.append(
             _direction_from_atoms(
-                loss_qp,
-                log_q[has_q],
+                log_q[has_q] - log_p[has_q],
+                mass_q,
                 scale[has_q],
                 step,
                 charged_q,

@@ -9,6 +9,7 @@ scatter must equal the per-atom loop that defines it. The log-MGF kernels
 from __future__ import annotations
 
 import math
+import sys
 
 import mpmath
 import numpy as np
@@ -90,17 +91,39 @@ def test_suffix_sums_numpy_and_compiled_agree():
     assert _kernels.suffix_sums(masses, step, block)[0][0] == compiled[0][0]
 
 
-def test_contraction_interpreted_and_compiled_agree():
+def _contraction_cases():
+    """A large grid (near and far gaps) and small ones that, together, take every
+    branch of both sweeps and of their meeting (seeds found by tracing the lines)."""
     rng = np.random.default_rng(6)
     cells = _kernels.INTERPRETED_CELLS
     mass = rng.random(cells) ** 4
     mass[rng.random(cells) < 0.3] = 0.0
+    mass[1500:1530] = 0.0  # a gap wider than max_gap
     theta = rng.random(cells)
-    mode = int(np.argmax(mass))
-    interpreted = _kernels._contract(mass.tolist(), theta.tolist(), mode, 1e-3, 8)
-    compiled = _kernels._compiled(_kernels._contract)(mass, theta, mode, 1e-3, 8)
-    np.testing.assert_allclose(interpreted, compiled, rtol=1e-15, atol=1e-300)
-    assert math.isclose(interpreted.sum(), mass.sum(), rel_tol=1e-12)
+    theta[rng.random(cells) < 0.05] = 0.0
+    yield mass, theta, 1e-3, 8
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        size = int(rng.integers(3, 12))
+        mass = rng.random(size) ** 4
+        mass[rng.random(size) < 0.3] = 0.0
+        yield mass, rng.random(size), 0.3, 2
+
+
+def test_contraction_interpreted_and_compiled_agree(monkeypatch):
+    """Bit for bit: which path runs depends on whether numba is loaded."""
+    for mass, theta, step, max_gap in _contraction_cases():
+        to_right = mass * theta
+        to_left = mass - to_right
+        with monkeypatch.context() as patch:
+            patch.setattr(_kernels, "INTERPRETED_CELLS", 0)
+            compiled = _kernels.contract_cells(to_left, to_right, step, max_gap)
+            patch.delitem(sys.modules, "numba")
+            patch.setattr(_kernels, "INTERPRETED_CELLS", mass.size)
+            patch.setattr(_kernels, "_compiled", None)  # the interpreted sweep must run
+            interpreted = _kernels.contract_cells(to_left, to_right, step, max_gap)
+        np.testing.assert_array_equal(interpreted, compiled)
+        assert math.isclose(interpreted.sum(), (to_left + to_right).sum(), rel_tol=1e-12)
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])

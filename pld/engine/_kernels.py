@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -60,56 +61,88 @@ def scatter_cells(
     ``to_right[k]`` the mass sent to ``g_{k+1}``; the split keeps the P-mean of
     ``exp(-loss)`` (that is, the Q-mass) of every atom. Their sum is the cell's
     P-mass and ``to_right / (to_left + to_right)`` is the cell's mean ``theta``.
-    Callers leave a spare cell on top, so every atom lands in a cell; an atom
-    outside the cells would be moved up to the nearest end (never down). The
-    per-cell sums run in atom order (``np.bincount``).
+    Losses must be finite; an atom of zero mass adds exact zeros. Callers leave
+    a spare cell on top, so every atom lands in a cell; an atom outside the
+    cells would be moved up to the nearest end (never down). The per-cell sums
+    run in atom order (``np.bincount``).
     """
-    keep = mass > 0.0
-    loss, mass, snap = loss[keep], mass[keep], snap[keep]
     ratio = loss / step
     nearest = np.round(ratio)
     snapped = np.abs(loss - nearest * step) <= snap
     k = np.floor(ratio)
     r = loss - k * step
     below = r < 0.0
-    k[below] -= 1.0
-    r[below] = loss[below] - k[below] * step
+    if below.any():
+        k[below] -= 1.0
+        r[below] = loss[below] - k[below] * step
     above = r >= step
-    k[above] += 1.0
-    r[above] = loss[above] - k[above] * step
+    if above.any():
+        k[above] += 1.0
+        r[above] = loss[above] - k[above] * step
     k = np.where(snapped, nearest, k)
     r = np.where(snapped, 0.0, np.maximum(r, 0.0))
-    cell = k.astype(np.int64) - first_cell
+    cell = k.astype(np.int64)
+    cell -= first_cell
+    denominator = -math.expm1(-step)
+    down = np.expm1(-r)
+    right = mass * np.minimum(-down / denominator, 1.0)
+    down -= math.expm1(-step)
+    left = mass * down
+    left /= denominator
     under = cell < 0  # below the first grid point (callers prevent it): move up
     over = cell >= n_cells  # never round down: the top grid point is above the atom
-    denominator = -math.expm1(-step)
-    share_right = np.minimum(-np.expm1(-r) / denominator, 1.0)
-    right = mass * share_right
-    left = mass * (np.expm1(-r) - math.expm1(-step)) / denominator
-    left[under] = mass[under]
-    right[under] = 0.0
-    left[over] = 0.0
-    right[over] = mass[over]
-    cell = np.clip(cell, 0, n_cells - 1)
+    if under.any() or over.any():
+        left[under] = mass[under]
+        right[under] = 0.0
+        left[over] = 0.0
+        right[over] = mass[over]
+        cell = np.clip(cell, 0, n_cells - 1)
     to_left = np.bincount(cell, weights=left, minlength=n_cells)
     to_right = np.bincount(cell, weights=right, minlength=n_cells)
     return to_left, to_right
 
 
 def contract_cells(
-    cell_mass: np.ndarray, cell_theta: np.ndarray, step: float, max_gap: int
+    to_left: np.ndarray, to_right: np.ndarray, step: float, max_gap: int
 ) -> np.ndarray:
-    """The lower-bound masses of the cells' atoms (see :func:`_contract`), on
-    ``n_cells + 1`` grid points; interpreted on small grids, compiled on large ones."""
-    n_cells = cell_mass.shape[0]
-    if n_cells == 0:
-        return np.zeros(1)
-    mode = int(np.argmax(cell_mass))
-    if n_cells <= INTERPRETED_CELLS:
-        return _contract(cell_mass.tolist(), cell_theta.tolist(), mode, step, max_gap)
-    return _compiled(_contract)(
-        np.ascontiguousarray(cell_mass), np.ascontiguousarray(cell_theta), mode, step, max_gap
+    """The lower-bound masses of the cells of :func:`scatter_cells` (see
+    :func:`_contract`), on ``n_cells + 1`` grid points.
+
+    The cell masses are ``to_left + to_right`` and their mean positions ``theta =
+    to_right / (to_left + to_right)``; empty cells are dropped in one vectorised
+    step. The sweep runs compiled when the grid has more than
+    ``INTERPRETED_CELLS`` cells or numba is already loaded in the process, and
+    interpreted otherwise: both paths give the same floats, so the result does
+    not depend on what the process did before.
+    """
+    n_cells = to_left.shape[0]
+    cell_mass = to_left + to_right
+    occupied = np.flatnonzero(cell_mass > 0.0)
+    if occupied.size == 0:
+        return np.zeros(n_cells + 1)
+    mass = cell_mass[occupied]
+    theta = to_right[occupied] / mass
+    np.maximum(theta, 0.0, out=theta)
+    np.minimum(theta, 1.0, out=theta)
+    split = int(np.argmax(mass))
+    if n_cells > INTERPRETED_CELLS or "numba" in sys.modules:
+        out = np.zeros(n_cells + 1)
+        _compiled(_contract)(
+            occupied, mass, theta, split, step, max_gap, np.zeros(max_gap + 1), out
+        )
+        return out
+    out = [0.0] * (n_cells + 1)
+    _contract(
+        occupied.tolist(),
+        mass.tolist(),
+        theta.tolist(),
+        split,
+        step,
+        max_gap,
+        [0.0] * (max_gap + 1),
+        out,
     )
+    return np.array(out)
 
 
 @functools.cache
@@ -120,7 +153,7 @@ def _compiled(function: Callable[..., Any]) -> Callable[..., Any]:
     return numba.njit(cache=True, error_model="numpy")(function)
 
 
-def _contract(cell_mass, cell_theta, mode, step, max_gap):
+def _contract(cells, cell_mass, cell_theta, split, step, max_gap, grow, out):
     """A pair dominated by the cells' atoms, supported on the grid (lower bound).
 
     Works in ``y = exp(-loss)`` coordinates under P, where the hockey-stick
@@ -137,13 +170,14 @@ def _contract(cell_mass, cell_theta, mode, step, max_gap):
     grid point the carry is heading for. When the next atom is farther, or holds
     too little mass, the carry is moved down in loss to its cell's left point
     instead (the classic optimistic rounding). Where occupied cells are close,
-    the error is of second order in the grid step, against first order for
-    plain rounding.
+    the error is of second order in the grid step.
 
-    Returns the P-masses on the grid points ``g_first .. g_{first + n_cells}``.
+    ``cells`` are the occupied cells' indices, increasing, ``cell_mass`` (> 0) and
+    ``cell_theta`` their masses and mean positions, ``cells[split]`` the heaviest;
+    ``grow`` (``max_gap + 1`` zeros) memoises ``exp(step * d)`` for gaps ``d``.
+    Adds the P-masses on the grid points ``g_first .. g_{first + n_cells}`` to ``out``.
     """
-    n_cells = len(cell_mass)
-    out = np.zeros(n_cells + 1)
+    count = len(cells)
     shrink = -math.expm1(-step)
 
     # Sweep A: from the highest-loss cell down to the mode (increasing y). The
@@ -151,14 +185,18 @@ def _contract(cell_mass, cell_theta, mode, step, max_gap):
     a_weight = 0.0
     a_theta = 0.0
     a_cell = -1
-    for k in range(n_cells - 1, mode - 1, -1):
-        m = cell_mass[k]
-        if m <= 0.0:
-            continue
-        theta = cell_theta[k]
-        if a_cell >= 0 and a_theta > 0.0 and a_cell - k <= max_gap:
+    for j in range(count - 1, split - 1, -1):
+        k = cells[j]
+        m = cell_mass[j]
+        theta = cell_theta[j]
+        gap = a_cell - k
+        if a_cell >= 0 and a_theta > 0.0 and gap <= max_gap:
             carry = 1.0 - a_theta * shrink
-            other = math.exp(-step * (k - a_cell)) * (1.0 - theta * shrink)
+            factor = grow[gap]
+            if factor == 0.0:
+                factor = math.exp(-step * (k - a_cell))
+                grow[gap] = factor
+            other = factor * (1.0 - theta * shrink)
             if other > 1.0:
                 pull = a_weight * (1.0 - carry) / (other - 1.0)
                 if pull <= m:
@@ -178,11 +216,10 @@ def _contract(cell_mass, cell_theta, mode, step, max_gap):
     b_weight = 0.0
     b_theta = 0.0
     b_cell = -1
-    for k in range(0, mode):
-        m = cell_mass[k]
-        if m <= 0.0:
-            continue
-        theta = cell_theta[k]
+    for j in range(split):
+        k = cells[j]
+        m = cell_mass[j]
+        theta = cell_theta[j]
         if b_cell >= 0 and b_theta > 0.0 and k - b_cell <= max_gap:
             target = b_cell + 1
             carry = math.exp(-step * (b_cell - target)) * (1.0 - b_theta * shrink)
@@ -209,7 +246,7 @@ def _contract(cell_mass, cell_theta, mode, step, max_gap):
         if pull <= b_weight:
             out[a_cell] += a_weight + pull
             out[b_cell] += b_weight - pull
-            return out
+            return
         target = b_cell + 1
         carry = math.exp(-step * (b_cell - target)) * (1.0 - b_theta * shrink)
         other = math.exp(-step * (a_cell - target)) * (1.0 - a_theta * shrink)
@@ -217,12 +254,11 @@ def _contract(cell_mass, cell_theta, mode, step, max_gap):
         if b_theta > 0.0 and pull <= a_weight:
             out[target] += b_weight + pull
             out[a_cell] += a_weight - pull
-            return out
+            return
     if a_cell >= 0:
         out[a_cell] += a_weight
     if b_cell >= 0:
         out[b_cell] += b_weight
-    return out
 
 
 def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray, np.ndarray]:

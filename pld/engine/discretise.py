@@ -68,24 +68,15 @@ def _trim(offset: int, masses: np.ndarray, infinity_mass: float) -> GridMasses:
     return GridMasses(offset + first, np.ascontiguousarray(masses[first : last + 1]), infinity_mass)
 
 
-def _retained_cells(
-    loss: np.ndarray, mass: np.ndarray, step: float, tail_mass: float
+def _tail_cut(
+    cells: np.ndarray, mass: np.ndarray, step: float, tail_mass: float
 ) -> tuple[int, int]:
-    """Cells ``[first, last]`` to keep: all of them if they fit, else a tail cut.
+    """Cells ``[first, last]`` to keep when the atoms span more than the budget.
 
     The cut drops at most ``tail_mass / 2`` of P-mass on each side (the one
     truncation rule of the engine, applied to one round). The sizes are
     estimated in floating point before anything is allocated.
     """
-    cells = np.floor(loss / step)
-    if not np.all(np.abs(cells) < _LARGEST_CELL):
-        raise ValueError(
-            f"privacy losses up to {float(np.max(np.abs(loss))):.3g} nats are beyond "
-            f"{_LARGEST_CELL:.3g} cells of loss_grid_step={step:g} nats; increase loss_grid_step"
-        )
-    first, last = float(cells.min()), float(cells.max())
-    if last - first + 2 <= max_grid_points():
-        return int(first), int(last)
     order = np.argsort(cells, kind="stable")
     cumulative = np.cumsum(mass[order])
     total = cumulative[-1]
@@ -103,7 +94,7 @@ def _retained_cells(
 
 def discretise(
     loss: np.ndarray,
-    log_mass: np.ndarray,
+    mass: np.ndarray,
     step: float,
     *,
     loss_scale: np.ndarray | None = None,
@@ -116,10 +107,12 @@ def discretise(
     ----------
     loss : ndarray
         Privacy loss of each atom, in nats; ``+inf`` where the other
-        distribution has no mass. Atoms with ``-inf`` loss carry no mass in this
-        direction and must be left out by the caller.
-    log_mass : ndarray
-        Natural log of each atom's mass under this direction's distribution.
+        distribution has no mass. Atoms with no mass in this direction (``-inf``
+        loss) must be left out by the caller.
+    mass : ndarray
+        Each atom's mass under this direction's distribution (the exp of its
+        log); 0 only where that underflowed (each such atom is charged
+        ``_UNDERFLOW_MASS`` to the upper bound).
     step : float
         Grid spacing ``h`` in nats.
     loss_scale : ndarray, optional
@@ -141,52 +134,63 @@ def discretise(
     from pld.engine import _kernels
 
     loss = np.asarray(loss, dtype=np.float64)
-    mass = np.exp(np.asarray(log_mass, dtype=np.float64))
-    at_infinity = np.isposinf(loss)
-    infinity_mass = float(mass[at_infinity].sum())
-    finite = ~at_infinity & (mass > 0)
-    underflowed = ~at_infinity & (mass == 0) & (np.asarray(log_mass) > -np.inf)
-    underflow_charge = _UNDERFLOW_MASS * int(underflowed.sum())
+    mass = np.asarray(mass, dtype=np.float64)
     scale = np.abs(loss) if loss_scale is None else np.asarray(loss_scale, dtype=np.float64)
-    # The charge goes above the largest such loss plus its float error (the
-    # placement error below covers only the atoms placed on the grid).
-    margin = 2.0 * SNAP_RELATIVE * (scale + step)
-    underflow_loss = float((loss + margin)[underflowed].max()) if underflow_charge else 0.0
-    loss, mass, scale = loss[finite], mass[finite], scale[finite]
+    placed = (mass > 0.0) & (loss < np.inf)
+    infinity_mass = 0.0
+    underflow_charge = 0.0
+    underflow_loss = 0.0
+    if not placed.all():
+        at_infinity = loss == np.inf
+        infinity_mass = float(mass[at_infinity].sum())
+        underflowed = ~placed & ~at_infinity
+        underflow_charge = _UNDERFLOW_MASS * int(underflowed.sum())
+        if underflow_charge:
+            # The charge goes above the largest such loss plus its float error (the
+            # placement error below covers only the atoms placed on the grid).
+            margin = 2.0 * SNAP_RELATIVE * (scale[underflowed] + step)
+            underflow_loss = float((loss[underflowed] + margin).max())
+        loss, mass, scale = loss[placed], mass[placed], scale[placed]
     if loss.size == 0:
         empty = GridMasses(0, np.zeros(0), infinity_mass)
         upper = charge_mass(
             GridMasses(0, np.zeros(0), infinity_mass), underflow_loss, underflow_charge, step
         )
         return upper, empty if lower else None
-    first, last = _retained_cells(loss, mass, step, tail_mass)
-    # The cells of _retained_cells, not a comparison with the float product first *
-    # step (an atom a float below it would be cut from the lower side).
+    # The cells below are those of the kept range, not a comparison with the
+    # float product first * step (an atom a float below it would be cut from the
+    # lower side).
     cells = np.floor(loss / step)
-    above = cells > last
-    cut_above = float(mass[above].sum())
-    below = cells < first
-    cut_below = float(mass[below].sum())
-    kept = ~above & ~below
+    lowest, highest = float(cells.min()), float(cells.max())
+    if not (-_LARGEST_CELL < lowest and highest < _LARGEST_CELL):
+        raise ValueError(
+            f"privacy losses up to {float(np.max(np.abs(loss))):.3g} nats are beyond "
+            f"{_LARGEST_CELL:.3g} cells of loss_grid_step={step:g} nats; increase loss_grid_step"
+        )
+    first, last = int(lowest), int(highest)
+    cut_above = cut_below = 0.0
+    if highest - lowest + 2 > max_grid_points():
+        first, last = _tail_cut(cells, mass, step, tail_mass)
+        above = cells > last
+        cut_above = float(mass[above].sum())
+        below = cells < first
+        cut_below = float(mass[below].sum())
+        kept = ~above & ~below
+        loss, mass, scale = loss[kept], mass[kept], scale[kept]
     # One spare cell on top: an atom snapped up onto g_{last+1} must land in a real cell.
     n_cells = last - first + 2
     to_left, to_right = _kernels.scatter_cells(
-        loss[kept], mass[kept], SNAP_RELATIVE * np.maximum(scale[kept], step), step, first, n_cells
+        loss, mass, SNAP_RELATIVE * np.maximum(scale, step), step, first, n_cells
     )
     upper = np.zeros(n_cells + 1)
-    upper[:-1] += to_left
+    upper[:-1] = to_left
     upper[1:] += to_right
     upper[0] += cut_below
     upper_masses = _trim(first, upper, infinity_mass + cut_above)
     upper_masses = charge_mass(upper_masses, underflow_loss, underflow_charge, step)
     if not lower:
         return upper_masses, None
-    cell_mass = to_left + to_right
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cell_theta = np.where(cell_mass > 0, to_right / cell_mass, 0.0)
-    contracted = _kernels.contract_cells(
-        cell_mass, np.clip(cell_theta, 0.0, 1.0), step, CONTRACTION_GAP
-    )
+    contracted = _kernels.contract_cells(to_left, to_right, step, CONTRACTION_GAP)
     return upper_masses, _trim(first, contracted, infinity_mass)
 
 
