@@ -67,20 +67,22 @@ def scatter_cells(
     run in atom order (``np.bincount``).
     """
     ratio = loss / step
-    nearest = np.round(ratio)
+    nearest = np.rint(ratio)
     snapped = np.abs(loss - nearest * step) <= snap
     k = np.floor(ratio)
     r = loss - k * step
-    below = r < 0.0
-    if below.any():
+    if r.min(initial=0.0) < 0.0:
+        below = r < 0.0
         k[below] -= 1.0
         r[below] = loss[below] - k[below] * step
-    above = r >= step
-    if above.any():
+    if r.max(initial=0.0) >= step:
+        above = r >= step
         k[above] += 1.0
         r[above] = loss[above] - k[above] * step
-    k = np.where(snapped, nearest, k)
-    r = np.where(snapped, 0.0, np.maximum(r, 0.0))
+    np.maximum(r, 0.0, out=r)
+    if np.count_nonzero(snapped):
+        k = np.where(snapped, nearest, k)
+        r[snapped] = 0.0
     cell = k.astype(np.int64)
     cell -= first_cell
     denominator = -math.expm1(-step)
@@ -89,9 +91,9 @@ def scatter_cells(
     down -= math.expm1(-step)
     left = mass * down
     left /= denominator
-    under = cell < 0  # below the first grid point (callers prevent it): move up
-    over = cell >= n_cells  # never round down: the top grid point is above the atom
-    if under.any() or over.any():
+    if cell.min(initial=0) < 0 or cell.max(initial=0) >= n_cells:
+        under = cell < 0  # below the first grid point (callers prevent it): move up
+        over = cell >= n_cells  # never round down: the top grid point is above the atom
         left[under] = mass[under]
         right[under] = 0.0
         left[over] = 0.0

@@ -136,11 +136,11 @@ def discretise(
     loss = np.asarray(loss, dtype=np.float64)
     mass = np.asarray(mass, dtype=np.float64)
     scale = np.abs(loss) if loss_scale is None else np.asarray(loss_scale, dtype=np.float64)
-    placed = (mass > 0.0) & (loss < np.inf)
     infinity_mass = 0.0
     underflow_charge = 0.0
     underflow_loss = 0.0
-    if not placed.all():
+    if not (mass.min(initial=1.0) > 0.0 and loss.max(initial=0.0) < np.inf):
+        placed = (mass > 0.0) & (loss < np.inf)
         at_infinity = loss == np.inf
         infinity_mass = float(mass[at_infinity].sum())
         underflowed = ~placed & ~at_infinity
