@@ -292,3 +292,30 @@ def test_log_mgf_of_many_factors_within_margin():
             )[0]
         )
         assert abs(values[1, k] - exact) <= margin + _kernels._UNIT_ROUNDOFF * abs(exact)
+
+
+def test_discretise_shortcut_and_general_path_agree():
+    """Atoms all placed on the grid take a shortcut; an atom at +inf and one whose
+    mass underflowed send the same atoms through the general path, which must give
+    the same grid masses (the underflow charge, ~2e-308, vanishes into a mass of
+    ~1e-4 at its grid point) and the +inf atom's mass at +inf."""
+    from pld.engine.discretise import discretise
+
+    rng = np.random.default_rng(12)
+    loss = rng.normal(0.0, 0.3, 2000)
+    mass = rng.random(2000)
+    mass /= mass.sum() * 1.001
+    scale = np.abs(loss) + 1.0
+    step = 1e-3
+    fast = discretise(loss, mass, step, loss_scale=scale)
+    general = discretise(
+        np.append(loss, [np.inf, 0.1]),
+        np.append(mass, [1e-3, 0.0]),
+        step,
+        loss_scale=np.append(scale, [np.inf, 1.0]),
+    )
+    for ours, theirs in zip(fast, general, strict=True):
+        assert ours.offset == theirs.offset
+        np.testing.assert_array_equal(ours.masses, theirs.masses)
+    assert fast[0].infinity_mass == fast[1].infinity_mass == 0.0
+    assert general[0].infinity_mass == general[1].infinity_mass == 1e-3
