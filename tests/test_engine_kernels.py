@@ -294,6 +294,30 @@ def test_log_mgf_of_many_factors_within_margin():
         assert abs(values[1, k] - exact) <= margin + _kernels._UNIT_ROUNDOFF * abs(exact)
 
 
+def test_contraction_carries_meeting_on_a_grid_point():
+    """Atoms a hair below their right grid point (theta within 1e-12 of 1) make the
+    two carries meet with one lying, after rounding, on the other's target: no pull
+    then (it would divide by zero), and both paths agree and keep the mass."""
+    compiled = _kernels._compiled(_kernels._contract)
+    for seed in (525, 662, 985):
+        rng = np.random.default_rng(seed)
+        size = int(rng.integers(2, 8))
+        mass = rng.random(size) ** 3
+        theta = rng.random(size) * float(rng.choice([1.0, 0.999999999]))
+        theta = np.where(rng.random(size) < 0.3, 1 - rng.random(size) * 1e-12, theta)
+        step = float(rng.choice([0.1, 0.5, 1e-3, 0.7]))
+        cells = np.arange(size)
+        split = int(np.argmax(mass))
+        interpreted = [0.0] * (size + 1)
+        _kernels._contract(
+            cells.tolist(), mass.tolist(), theta.tolist(), split, step, 4, [0.0] * 5, interpreted
+        )
+        out = np.zeros(size + 1)
+        compiled(cells, mass, theta, split, step, 4, np.zeros(5), out)
+        np.testing.assert_array_equal(interpreted, out)
+        assert out.min() >= 0.0 and math.isclose(out.sum(), mass.sum(), rel_tol=1e-12)
+
+
 def test_discretise_shortcut_and_general_path_agree():
     """Atoms all placed on the grid take a shortcut; an atom at +inf and one whose
     mass underflowed send the same atoms through the general path, which must give

@@ -247,21 +247,24 @@ def _contract(cells, cell_mass, cell_theta, split, step, max_gap, grow, out):
 
     # The two carries meet: the one on the loss side of the other's target pulls.
     if a_cell >= 0 and b_cell >= 0 and a_theta > 0.0 and a_cell - b_cell <= max_gap:
+        # A carry that lies (after rounding) on the other's target cannot pull.
         carry = 1.0 - a_theta * shrink
         other = math.exp(-step * (b_cell - a_cell)) * (1.0 - b_theta * shrink)
-        pull = a_weight * (1.0 - carry) / (other - 1.0)
-        if pull <= b_weight:
-            out[a_cell] += a_weight + pull
-            out[b_cell] += b_weight - pull
-            return
+        if other > 1.0:
+            pull = a_weight * (1.0 - carry) / (other - 1.0)
+            if pull <= b_weight:
+                out[a_cell] += a_weight + pull
+                out[b_cell] += b_weight - pull
+                return
         target = b_cell + 1
         carry = math.exp(-step * (b_cell - target)) * (1.0 - b_theta * shrink)
         other = math.exp(-step * (a_cell - target)) * (1.0 - a_theta * shrink)
-        pull = b_weight * (carry - 1.0) / (1.0 - other)
-        if b_theta > 0.0 and pull <= a_weight:
-            out[target] += b_weight + pull
-            out[a_cell] += a_weight - pull
-            return
+        if other < 1.0:
+            pull = b_weight * (carry - 1.0) / (1.0 - other)
+            if b_theta > 0.0 and pull <= a_weight:
+                out[target] += b_weight + pull
+                out[a_cell] += a_weight - pull
+                return
     if a_cell >= 0:
         out[a_cell] += a_weight
     if b_cell >= 0:
