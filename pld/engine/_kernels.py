@@ -124,7 +124,7 @@ def contract_cells(
     """
     n_cells = to_left.shape[0]
     cell_mass = to_left + to_right
-    occupied = np.flatnonzero(cell_mass > 0.0)
+    occupied = (cell_mass > 0.0).nonzero()[0]
     if occupied.size == 0:
         return np.zeros(n_cells + 1)
     mass = cell_mass[occupied]

@@ -61,10 +61,11 @@ class GridMasses:
 
 
 def _trim(offset: int, masses: np.ndarray, infinity_mass: float) -> GridMasses:
-    nonzero = np.flatnonzero(masses > 0)
-    if nonzero.size == 0:
+    positive = masses > 0
+    first = int(positive.argmax()) if positive.shape[0] else 0
+    if not positive.shape[0] or not positive[first]:
         return GridMasses(0, np.zeros(0), infinity_mass)
-    first, last = int(nonzero[0]), int(nonzero[-1])
+    last = masses.shape[0] - 1 - int(positive[::-1].argmax())
     return GridMasses(offset + first, np.ascontiguousarray(masses[first : last + 1]), infinity_mass)
 
 
