@@ -141,10 +141,10 @@ def discretise(
     underflow_charge = 0.0
     underflow_loss = 0.0
     if not (mass.min(initial=1.0) > 0.0 and loss.max(initial=0.0) < np.inf):
-        placed = (mass > 0.0) & (loss < np.inf)
         at_infinity = loss == np.inf
         infinity_mass = float(mass[at_infinity].sum())
-        underflowed = ~placed & ~at_infinity
+        placed = ~at_infinity & (mass > 0.0)
+        underflowed = ~at_infinity & (mass == 0.0)
         underflow_charge = _UNDERFLOW_MASS * int(underflowed.sum())
         if underflow_charge:
             # The charge goes above the largest such loss plus its float error (the
