@@ -84,25 +84,54 @@ def _log_pmf(name: str, values: object) -> np.ndarray:
     return np.minimum(array, 0.0)
 
 
+def _split_sum_bounds(masses: np.ndarray) -> tuple[float, float]:
+    """Bounds ``(low, high)`` on the exact sum of masses in ``[0, 1]``, a few ulps apart.
+
+    Each mass is split exactly into a multiple of ``2^-52`` and a remainder of
+    magnitude at most ``2^-53`` (both differences are exact: the multiple is the
+    mass rounded in fixed point, and the remainder has at most 53 significant
+    bits). The multiples are summed exactly as integers (their float value
+    rounds only above 2^53, i.e. a sum above 1); the ``n`` remainders in
+    floating point, in any order, err by at most ``(n - 1) u n 2^-53``. The two
+    sums are added with one more rounding, and the bounds allow for twice all of
+    it (the arithmetic of the bounds themselves included).
+    """
+    scaled = np.rint(masses * 2.0**52)
+    whole = float(scaled.astype(np.int64).sum()) * 2.0**-52  # exact below 2^53 (sum < 1)
+    rest = float(np.sum(masses - scaled * 2.0**-52))
+    size = float(masses.size)
+    approx = whole + rest
+    slack = 2.0 * (size * size * 2.0**-106 + 2.0 * _UNIT_ROUNDOFF * (whole + abs(rest)))
+    return approx - slack, approx + slack
+
+
 def _charged(name: str, masses: np.ndarray, truncated: float, mass_error: float) -> float:
     """The mass to charge to the upper bound (:func:`_charged_mass`), after checking
     that the pmf's ``masses`` (those of its outcomes of positive probability) sum to 1
     within ``PMF_SUM_TOLERANCE`` together with ``truncated``.
 
-    Decided on the exactly rounded sum of the masses (``math.fsum``). A plain sum
-    and its rounding bound settle the usual case first: every decision below is
-    monotone in the total, so when both ends of the bound agree that the pmf is
-    valid and only ``truncated`` is charged, the exact sum would decide the same.
+    Decided on the exactly rounded sum of the masses (``math.fsum``). Bounds on it
+    settle the usual case first: every decision below is monotone in the total,
+    so when both ends of the bounds agree that the pmf is valid and only
+    ``truncated`` is charged, the exact sum would decide the same. The bounds are
+    a plain sum and its rounding bound, then (when those are too far apart, as
+    for 10^4 masses and the default ``mass_error``) :func:`_split_sum_bounds`.
     """
+
+    def settled(low: float, high: float) -> bool:
+        return (
+            not high > 1 + PMF_SUM_TOLERANCE
+            and not low + truncated < 1 - PMF_SUM_TOLERANCE
+            and not (1.0 - low) - truncated > mass_error
+        )
+
     approx = float(np.sum(masses))
     # |sum - exact| <= (n - 1) u exact for non-negative terms, in any order.
     slack = 4.0 * (masses.size + 1) * _UNIT_ROUNDOFF * approx
-    low, high = approx - slack, approx + slack
-    if (
-        not high > 1 + PMF_SUM_TOLERANCE
-        and not low + truncated < 1 - PMF_SUM_TOLERANCE
-        and not (1.0 - low) - truncated > mass_error
-    ):
+    if settled(approx - slack, approx + slack):
+        return truncated
+    # Masses summing to at most 2 keep the split sum's integers far below 2^63.
+    if approx - slack <= 2.0 and settled(*_split_sum_bounds(masses)):
         return truncated
     total = math.fsum(masses.tolist())
     if total > 1 + PMF_SUM_TOLERANCE or total + truncated < 1 - PMF_SUM_TOLERANCE:

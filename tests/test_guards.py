@@ -491,6 +491,25 @@ def _charged_by_fsum(log_pmf, truncated, mass_error):
     return _charged_mass(total, truncated, mass_error)
 
 
+def test_split_sum_bounds_contain_the_exact_sum():
+    """Against the exact rational sum: masses of every exponent down to subnormals,
+    halfway cases of the split (2^-53 and odd multiples of it) and ones."""
+    from fractions import Fraction
+
+    from pld.construction import _split_sum_bounds
+
+    rng = np.random.default_rng(13)
+    special = [1.0, 2.0**-53, 3 * 2.0**-53, 2.0**-52 + 2.0**-105, 5e-324, 2.0**-1022]
+    for size, spread in ((1, 1), (64, 60), (5000, 1100), (30_000, 20)):
+        masses = rng.random(size) * 2.0 ** -rng.integers(0, spread, size)
+        masses[: len(special)] = special[:size]
+        masses /= max(1.0, float(np.sum(masses)) * 1.5)
+        low, high = _split_sum_bounds(masses)
+        exact = sum(map(Fraction, masses.tolist()))
+        assert Fraction(low) <= exact <= Fraction(high)
+        assert high - low <= 16 * 2.0**-53 * float(exact) + 8 * size**2 * 2.0**-106
+
+
 def test_the_plain_sum_shortcut_decides_as_the_exact_sum():
     """from_pmfs decides the charged mass on a plain sum when its rounding bound
     allows: the same charge (or refusal) as the exactly rounded sum, including
@@ -499,7 +518,7 @@ def test_the_plain_sum_shortcut_decides_as_the_exact_sum():
 
     rng = np.random.default_rng(11)
     cases = []
-    for size in (1, 7, 2000):
+    for size in (1, 7, 2000, 20_000):
         masses = rng.random(size)
         masses /= math.fsum(masses.tolist())
         for truncated, mass_error in ((0.0, 0.0), (1e-9, 1e-12), (0.0, 1e-12), (3e-7, 0.0)):
