@@ -11,7 +11,8 @@ same sums as single loops compiled by numba (serial,
 in every query. The one sequential kernel, the contraction sweep of the lower
 bound, is plain Python source run compiled whenever numba is already loaded in
 the process (``"numba" in sys.modules``: 5-20 us against 0.2-0.7 ms interpreted
-on 500-2000 occupied cells, and ~6 ms once to load its cached code) or the grid
+on 500-2000 occupied cells; loading its cached code costs ~6 ms once, ~0.25 s
+if no numba function has run in the process yet) or the grid
 has more than ``INTERPRETED_CELLS`` cells, and interpreted otherwise, so that a
 small build never imports numba. ``tests/test_engine_kernels.py`` checks that
 the paths agree (the sweep's bit for bit: a build must not depend on what the
