@@ -12,11 +12,11 @@ in every query. The one sequential kernel, the contraction sweep of the lower
 bound, is plain Python source run compiled whenever numba is already loaded in
 the process (``"numba" in sys.modules``: 5-20 us against 0.2-0.7 ms interpreted
 on 500-2000 occupied cells; loading its cached code costs ~6 ms once, ~0.25 s
-if no numba function has run in the process yet) or the grid
-has more than ``INTERPRETED_CELLS`` cells, and interpreted otherwise, so that a
-small build never imports numba. ``tests/test_engine_kernels.py`` checks that
-the paths agree (the sweep's bit for bit: a build must not depend on what the
-process did before).
+if no numba function has run in the process yet) or the grid has more than
+``INTERPRETED_CELLS`` cells, and interpreted otherwise, so that a small build
+never imports numba. ``tests/test_engine_kernels.py`` checks that the paths
+agree (the sweep's bit for bit: a build must not depend on what the process did
+before).
 
 Notation: the loss grid is ``g_k = k * h``; cell ``k`` is ``[g_k, g_{k+1})``. For
 an atom of P-mass ``p`` at loss ``l = g_k + r`` with ``0 <= r < h``, its position
