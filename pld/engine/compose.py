@@ -50,6 +50,14 @@ from pld.engine.tails import Window, composition_window
 
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _COMPLEX_PRODUCT_ERROR = 3.0
+#: Error of the float64 elementary functions used on bounds (numpy's vectorised
+#: ``log``, ``exp`` and complex ``abs``; ``math.log``, ``log1p``, ``expm1``, ``exp``),
+#: in units of u: 4 ulp (at most 8 u relative to the result).
+_FUNCTION_UNITS = 8.0
+#: Error of a computed magnitude bound ``fl(fl(|X^|) + e)`` below ``|X^| + e``, and
+#: of a factor's computed ceiling, in units of u (absolute in its log): the absolute
+#: value (8), the sum (1) and the rounding of the forward error ``e`` (4), plus 1.
+_MAGNITUDE_UNITS = 14.0
 #: Above this bound on the amplified error of the double-precision forward
 #: transforms (sum of counts times 8 u log2 N), the hot bins are recomputed in
 #: extended precision: the dominant round-off term of a long self-composition
@@ -107,6 +115,33 @@ def _powering_error(count: int) -> float:
     ``2 * count + bit_length(count)``; each complex product errs by at most 3u.
     """
     return _COMPLEX_PRODUCT_ERROR * (2 * count + count.bit_length())
+
+
+def _widened(value: float, units: float) -> float:
+    """A float at least ``value (1 + units u)`` (``value >= 0``): the factor ``1 + (units
+    + 3) u`` is rounded by at most a unit, the product by one more."""
+    return value * (1.0 + (units + 3.0) * _UNIT_ROUNDOFF)
+
+
+def _narrowed(value: float, units: float) -> float:
+    """A float at most ``value (1 - units u)`` (``value >= 0``), as :func:`_widened`."""
+    return value * (1.0 - (units + 3.0) * _UNIT_ROUNDOFF)
+
+
+def _log_sum_units(terms: int) -> float:
+    """Absolute error of a float sum ``sum_i c_i log(m_i)`` of ``terms`` terms (and up to
+    three more additions), in units of u of ``sum_i c_i |log m_i|``: the logarithm
+    (``_FUNCTION_UNITS``), the product by ``c_i`` (1), the sum (``terms + 2`` levels,
+    each within u of the partial sums' absolute values), with 1 % for second order."""
+    return 1.01 * (_FUNCTION_UNITS + 1 + terms + 3)
+
+
+def _expm1_units(log_sum: float, terms: int) -> float:
+    """Relative error, in units of u, of ``expm1(L)`` for a float ``L = sum_i c_i log1p(x_i)``
+    of non-negative terms: ``L`` is within ``(terms + 10) u`` of itself (log1p, product,
+    sum), which moves ``expm1(L)`` by at most ``(1 + L)`` times that relatively, and
+    ``expm1`` adds its own error."""
+    return 1.01 * ((terms + 10) * (1 + log_sum) + _FUNCTION_UNITS)
 
 
 def _half_spectrum_weights(length: int) -> np.ndarray:
@@ -274,12 +309,22 @@ def _compose(
         loss_error += c * p.loss_error
         log_mass += c * math.log1p(p.mass_error)
         reach += c * (abs(p.offset) + p.masses.shape[0])
+    terms = len(factors)
     if max(p.infinity_mass for p, _ in factors) >= 1.0:
         infinity_mass = 1.0
     else:
+        # ``log_finite`` is within (terms + 10) u of itself relatively (same signs), which
+        # moves ``-expm1`` relatively by at most as much; then expm1's own error.
+        infinity_units = 1.01 * (terms + 10 + _FUNCTION_UNITS)
         infinity_mass = -math.expm1(log_finite)
-    input_junk = math.expm1(min(log_junk, _LARGEST_LOG))
-    mass_error = math.expm1(min(log_mass, _LARGEST_LOG))
+        if first.bound == "upper":
+            infinity_mass = min(1.0, _widened(infinity_mass, infinity_units))
+        else:
+            infinity_mass = _narrowed(infinity_mass, infinity_units)
+    log_junk, log_mass = min(log_junk, _LARGEST_LOG), min(log_mass, _LARGEST_LOG)
+    input_junk = _widened(math.expm1(log_junk), _expm1_units(log_junk, terms))
+    mass_error = _widened(math.expm1(log_mass), _expm1_units(log_mass, terms))
+    loss_error = _widened(loss_error, 1.01 * (terms + 1))
     if min(finite_masses) <= 0.0:
         empty = LossPmf(
             step,
@@ -318,44 +363,66 @@ def _compose(
         )
 
     levels = math.log2(length)
-    log_grown = log_plain = 0.0
+    rounds = sum(counts)
+    log_units = _log_sum_units(terms)
+    # ``grown`` = prod (s + e_1)^c and ``gap`` = sum c log1p(e_1 / s) (no cancellation),
+    # with s the factors' 1-norm bounds; ``spread`` = sum c |log(s + e_1)| scales the
+    # rounding of ``log_grown`` (and s + e_1 rounds by a unit).
+    log_grown = spread = gap = 0.0
     forward_errors, log_ceilings = [], []
-    for (p, c), m in zip(factors, finite_masses, strict=True):
-        log_grown += c * math.log(m + p.error_l1)
-        log_plain += c * math.log(m)
+    positive = 0.0  # sum of c log(ceiling) over the ceilings above 1
+    for p, c in factors:
         norm = mass_bound(p)
+        grown_log = math.log(norm + p.error_l1)
+        log_grown += c * grown_log
+        spread += c * abs(grown_log)
+        gap += c * math.log1p(p.error_l1 / norm)
         error = (_FFT_ERROR_PER_LEVEL * levels + _fold_rows(p, length) - 1) * _UNIT_ROUNDOFF
         forward_errors.append(error * norm)
-        # Largest possible magnitude bound |X^|(1 + u) + e of the factor: |X^| <= s + e.
-        log_ceilings.append(
-            c * math.log((norm + error * norm) * (1 + _UNIT_ROUNDOFF) + error * norm)
-        )
+        # Largest possible magnitude bound |X^| + e of the factor: |X^| <= s + e.
+        log_ceilings.append(c * math.log(norm + 2.0 * error * norm))
+        positive += max(0.0, log_ceilings[-1])
+    grown_units = 1.01 * (log_units * spread + rounds + _FUNCTION_UNITS)
     grown = math.exp(min(log_grown, _LARGEST_LOG))
-    input_error_l1 = grown * -math.expm1(log_plain - log_grown)
-    input_error_max = sum(
-        c * p.error_max * grown / (m + p.error_l1)
-        for (p, c), m in zip(factors, finite_masses, strict=True)
+    input_error_l1 = _widened(
+        grown * -math.expm1(-gap), 1.01 * (grown_units + terms + 10 + _FUNCTION_UNITS + 1)
     )
+    input_error_max = _widened(
+        sum(c * p.error_max * grown / (mass_bound(p) + p.error_l1) for p, c in factors),
+        1.01 * (grown_units + terms + 5),
+    )
+    # A bin is dead when its computed sum of c log(magnitude) over the factors so far,
+    # plus the ceilings' of the rest, is at most _LOG_DEAD - margin: near the threshold
+    # the sum's terms add up to at most 701 + 3 ``positive`` in absolute value, so its
+    # rounding, and that of the magnitudes (``_MAGNITUDE_UNITS`` per round), is within
+    # the margin and the true bound of a dead bin is at most exp(_LOG_DEAD).
+    dead_margin = (
+        1.01
+        * _UNIT_ROUNDOFF
+        * (log_units * (1.0 - _LOG_DEAD + 3.0 * positive) + _MAGNITUDE_UNITS * rounds)
+    )
+    # Suffix sums, each rounded relatively to its own terms only.
+    rests = [0.0] * terms
+    for index in range(terms - 2, -1, -1):
+        rests[index] = rests[index + 1] + log_ceilings[index + 1]
     live = None  # every bin, until some are dead
     composed = log_magnitude = relative_error = None
-    rest = sum(log_ceilings)
     for index, ((pmf, count), error) in enumerate(zip(factors, forward_errors, strict=True)):
-        rest -= log_ceilings[index]
+        rest = rests[index]
         spectrum = _spectrum(pmf, length)
         values = spectrum if live is None else spectrum[live]
         magnitude = np.abs(values)
-        magnitude *= 1 + _UNIT_ROUNDOFF
         magnitude += error
         logs = None
         if index == 0:
-            # Dead iff count * log(magnitude) + rest <= _LOG_DEAD; the margin keeps
-            # every bin whose log might round across the threshold.
-            cut = min((_LOG_DEAD - rest) / count, _LARGEST_LOG)
+            # Dead iff count * log(magnitude) + rest <= _LOG_DEAD - margin; the factor
+            # 1 - 1e-9 covers the rounding of ``cut`` (below 1e-12 relatively) and exp.
+            cut = min((_LOG_DEAD - dead_margin - rest) / count, _LARGEST_LOG)
             threshold = math.exp(cut) * (1 - 1e-9)
             keep = None if float(magnitude.min()) > threshold else magnitude > threshold
         else:
             logs = np.log(magnitude)
-            keep = log_magnitude + count * logs + rest > _LOG_DEAD
+            keep = log_magnitude + count * logs + rest > _LOG_DEAD - dead_margin
             if keep.all():
                 keep = None
         if keep is not None:
@@ -381,6 +448,9 @@ def _compose(
 
     products = sum(_powering_error(c) for c in counts) + _COMPLEX_PRODUCT_ERROR * (len(counts) - 1)
     relative_error += products * _UNIT_ROUNDOFF
+    # Largest |sum_i c_i log m_i| of a live bin (none is above a few u: every m_i is
+    # at most its ceiling).
+    spread = -float(log_magnitude.min()) if log_magnitude.shape[0] else 0.0
     magnitude_bound = np.exp(log_magnitude)
     spectrum_error = magnitude_bound * relative_error
 
@@ -413,8 +483,8 @@ def _compose(
             hot_relative = np.zeros(hot.shape[0])
             spectra = extended_spectra([pmf for pmf, _ in factors], length, hot_bins, tight)
             for (values, error), (_, count) in zip(spectra, factors, strict=True):
-                # |X| is formed in extended precision and rounded to double: 2u.
-                magnitude = np.abs(values).astype(np.float64) * (1 + 2 * _UNIT_ROUNDOFF) + error
+                # |X| is formed in extended precision and rounded to double.
+                magnitude = np.abs(values).astype(np.float64) + error
                 hot_log += count * np.log(magnitude)
                 hot_relative += count * error / magnitude
                 exact *= spectrum_power(values, count)
@@ -422,31 +492,44 @@ def _compose(
             relative_error_hot = (
                 hot_relative + products * fft.EXTENDED_UNIT_ROUNDOFF + _UNIT_ROUNDOFF
             )
+            spread = max(spread, -float(hot_log.min()))
             magnitude_bound[hot] = np.exp(hot_log)
             spectrum_error[hot] = magnitude_bound[hot] * relative_error_hot
 
     # The weights of all bins add up to the length.
     dead_weight = float(length - live_weights.sum())
-    dead_bound = math.exp(_LOG_DEAD)
+    dead_bound = _widened(math.exp(_LOG_DEAD), _FUNCTION_UNITS)
     spectrum_error_sum = float(np.dot(live_weights, spectrum_error)) + dead_weight * dead_bound
     magnitude_sum = float(np.dot(live_weights, magnitude_bound)) + dead_weight * dead_bound
     error_max = (spectrum_error_sum + inverse_error * magnitude_sum) / length
-    error_norm = math.sqrt(
-        float(np.dot(live_weights, spectrum_error**2)) + dead_weight * dead_bound**2
-    )
-    magnitude_norm = math.sqrt(
-        float(np.dot(live_weights, magnitude_bound**2)) + dead_weight * dead_bound**2
-    )
+    # The dead bins' squares underflow: their 2-norm is added after the square root.
+    dead_norm = math.sqrt(dead_weight) * dead_bound
+    error_norm = math.sqrt(float(np.dot(live_weights, spectrum_error**2))) + dead_norm
+    magnitude_norm = math.sqrt(float(np.dot(live_weights, magnitude_bound**2))) + dead_norm
     error_l1 = min(error_norm + inverse_error * magnitude_norm, length * error_max)
+    # The rounding of the bounds themselves (docs/error-bounds.md §4): a magnitude
+    # bound exp(sum c log m) is within ``magnitude_units`` u of prod (|X^| + e)^c (the
+    # logs, their sum, exp, the magnitudes' own rounding); a relative error term adds
+    # ``terms + 23`` units (the forward error, magnitude, product and quotient of each
+    # term, their sum, the powering term and the product with the magnitude); the
+    # sums over the bins and the rest of the arithmetic above ``live + 12`` units
+    # (dot products of non-negative terms, squares, square roots, the inverse
+    # transform's factor, the division by the length).
+    magnitude_units = log_units * (spread + 2.0 * positive + 1.0) + _MAGNITUDE_UNITS * rounds
+    bins = length if live is None else live.shape[0]
+    own_units = 1.02 * (magnitude_units + _FUNCTION_UNITS + terms + 23 + bins + 12) + 1.0
+    error_max, error_l1 = _widened(error_max, own_units), _widened(error_l1, own_units)
 
     masses = _unfold(fft.irfft_sparse(live, composed, length), window.low, width)
     del composed
 
     if bound == "upper":
-        infinity_mass = min(1.0, infinity_mass + window.mass_above + input_error_l1)
+        infinity_mass = min(1.0, _widened(infinity_mass + window.mass_above + input_error_l1, 2))
         junk = 0.0
     else:
-        junk = input_junk + window.mass_above + window.mass_below + 2.0 * input_error_l1
+        junk = _widened(
+            input_junk + window.mass_above + window.mass_below + 2.0 * input_error_l1, 3
+        )
     composed_pmf = LossPmf(
         step,
         window.low,
@@ -454,8 +537,8 @@ def _compose(
         infinity_mass,
         bound,
         junk_mass=junk,
-        error_max=error_max + input_error_max,
-        error_l1=error_l1 + input_error_l1,
+        error_max=_widened(error_max + input_error_max, 1),
+        error_l1=_widened(error_l1 + input_error_l1, 1),
         loss_error=loss_error,
         mass_error=mass_error,
     )

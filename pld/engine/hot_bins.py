@@ -145,8 +145,9 @@ def _support(pmf: LossPmf) -> tuple[int, int, int]:
 
 def mass_bound(pmf: LossPmf) -> float:
     """An upper bound on the 1-norm of the (non-negative) masses: their float sum
-    errs by at most ``(n - 1) u`` relatively."""
-    return pmf.finite_mass * (1 + pmf.masses.shape[0] * _UNIT_ROUNDOFF)
+    errs by at most ``(n - 1) u`` relatively (to first order; ``n^2 u < 1``); the
+    factor ``1 + (n + 3) u`` is rounded by at most a unit, the product by one more."""
+    return pmf.finite_mass * (1 + (pmf.masses.shape[0] + 3) * _UNIT_ROUNDOFF)
 
 
 def _direct_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
