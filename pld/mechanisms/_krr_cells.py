@@ -118,6 +118,97 @@ def _cell_masses(
     return p_cells, q_cells, p_infinite, q_infinite, int(terms.max())
 
 
+@dataclass(frozen=True)
+class _Windows:
+    """The step-independent part of a merge: each component's window and its anchor.
+
+    Component i keeps h1 in [low_i, size_i - low_i]; its binomial masses run outwards
+    from ``centre_i``, where the scaled mass is ``centre_scale_i``. ``dropped`` is the
+    mass (same under P and Q) left out, ``smallest`` and ``largest`` the extreme finite
+    losses kept (nats) and ``steps`` the longest run from a centre.
+    """
+
+    low: np.ndarray
+    centre: np.ndarray
+    centre_scale: np.ndarray
+    dropped: float
+    smallest: float
+    largest: float
+    steps: int
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values of an array of non-negative integers and each one's index.
+
+    The same as ``np.unique(values, return_inverse=True)``, by a table over the range.
+    """
+    base = int(values.min())
+    present = np.zeros(int(values.max()) - base + 1, dtype=bool)
+    present[values - base] = True
+    distinct = np.flatnonzero(present)
+    position = np.cumsum(present) - 1
+    return distinct + base, position[values - base]
+
+
+def _windows(components: _Components, tail_mass: float) -> _Windows:
+    """Truncate each component to a window of h1 (see :func:`_merge`).
+
+    The window's end and the binomial values that depend on the size only are
+    evaluated once per distinct size.
+    """
+    size, offset, weight = components.size, components.offset, components.weight
+    sizes, index = _distinct(size)
+    low_of_size = _window_low(sizes, tail_mass)
+    share = (size / 2) / (size / 2 + offset)
+    below_2 = binom.cdf(low_of_size - 2, sizes - 1, 0.5)[index]
+    below_1 = binom.cdf(low_of_size - 1, sizes - 1, 0.5)[index]
+    below = binom.cdf(low_of_size - 1, sizes, 0.5)[index]
+    window_dropped = share * (below_2 + below_1) + 2 * (1 - share) * below
+    dropped = components.dropped + float(np.dot(weight, window_dropped))
+    centre_of_size = np.minimum(np.maximum(sizes // 2, low_of_size), sizes - low_of_size)
+    low, centre = low_of_size[index], centre_of_size[index]
+    centre_scale = weight * binom.pmf(centre_of_size, sizes, 0.5)[index] / (size / 2 + offset)
+    smallest, largest = _finite_range(size, offset, low)
+    steps = int(np.max(sizes // 2 - low_of_size + 1))
+    return _Windows(low, centre, centre_scale, dropped, smallest, largest, steps)
+
+
+def _scatter(components: _Components, windows: _Windows, step: float) -> _Cells:
+    """Sum the windows' atoms per loss cell of the grid of ``step`` nats (see :func:`_merge`)."""
+    size, offset = components.size, components.offset
+    smallest, largest = windows.smallest, windows.largest
+    low_cell = min(smallest / step - 1, 0.0) if math.isfinite(smallest) else 0.0
+    high_cell = max(largest / step + 1, 0.0) if math.isfinite(largest) else 0.0
+    check_grid_points(
+        high_cell - low_cell + 2,
+        f"shuffled k-RR losses in [{smallest:.3g}, {largest:.3g}] nats on the grid of step "
+        f"{step:g} nats",
+        "increase loss_grid_step",
+    )
+    first = min(math.floor(smallest / step) - 1, 0) if math.isfinite(smallest) else 0
+    last = max(math.floor(largest / step) + 1, 0) if math.isfinite(largest) else 0
+    p, q, p_inf, q_inf, terms = _cell_masses(
+        size,
+        offset,
+        windows.centre,
+        windows.centre_scale,
+        windows.low,
+        step,
+        SNAP_RELATIVE,
+        first,
+        last - first + 1,
+    )
+    p[-first] += components.null_mass
+    q[-first] += components.null_mass
+    summed = max(terms, size.size)
+    mass_error = (
+        components.weight_error
+        + _ANCHOR_RELATIVE_ERROR
+        + _UNIT_ROUNDOFF * (3 * windows.steps + summed + 16)
+    )
+    return _Cells(first, p, q, p_inf, q_inf, windows.dropped, mass_error)
+
+
 def _merge(components: _Components, step: float, tail_mass: float) -> _Cells:
     """Truncate each component to a window of h1 and sum its atoms per loss cell.
 
@@ -130,39 +221,7 @@ def _merge(components: _Components, step: float, tail_mass: float) -> _Cells:
     step of the run from the centre and one per term of the cell's sum (or of the
     sums at +-inf, at most one term per component).
     """
-    size, offset, weight = components.size, components.offset, components.weight
-    low = _window_low(size, tail_mass)
-    share = (size / 2) / (size / 2 + offset)
-    window_dropped = share * (
-        binom.cdf(low - 2, size - 1, 0.5) + binom.cdf(low - 1, size - 1, 0.5)
-    ) + 2 * (1 - share) * binom.cdf(low - 1, size, 0.5)
-    dropped = components.dropped + float(np.dot(weight, window_dropped))
-    centre = np.minimum(np.maximum(size // 2, low), size - low)
-    centre_scale = weight * binom.pmf(centre, size, 0.5) / (size / 2 + offset)
-    smallest, largest = _finite_range(size, offset, low)
-    low_cell = min(smallest / step - 1, 0.0) if math.isfinite(smallest) else 0.0
-    high_cell = max(largest / step + 1, 0.0) if math.isfinite(largest) else 0.0
-    check_grid_points(
-        high_cell - low_cell + 2,
-        f"shuffled k-RR losses in [{smallest:.3g}, {largest:.3g}] nats on the grid of step "
-        f"{step:g} nats",
-        "increase loss_grid_step",
-    )
-    first = min(math.floor(smallest / step) - 1, 0) if math.isfinite(smallest) else 0
-    last = max(math.floor(largest / step) + 1, 0) if math.isfinite(largest) else 0
-    p, q, p_inf, q_inf, terms = _cell_masses(
-        size, offset, centre, centre_scale, low, step, SNAP_RELATIVE, first, last - first + 1
-    )
-    p[-first] += components.null_mass
-    q[-first] += components.null_mass
-    steps = int(np.max(size // 2 - low + 1))
-    summed = max(terms, size.size)
-    mass_error = (
-        components.weight_error
-        + _ANCHOR_RELATIVE_ERROR
-        + _UNIT_ROUNDOFF * (3 * steps + summed + 16)
-    )
-    return _Cells(first, p, q, p_inf, q_inf, dropped, mass_error)
+    return _scatter(components, _windows(components, tail_mass), step)
 
 
 def _loss_std(cells: _Cells) -> float:
@@ -185,13 +244,14 @@ def _merge_on_default_grid(
     The default is ``pld.engine.choose_loss_grid_step`` of the loss's standard
     deviation, measured on the cells of the coarsest default grid.
     """
+    windows = _windows(components, tail_mass)
     if loss_grid_step is not None:
-        return _merge(components, loss_grid_step, tail_mass), loss_grid_step
-    coarse = _merge(components, DEFAULT_LOSS_GRID_STEP, tail_mass)
+        return _scatter(components, windows, loss_grid_step), loss_grid_step
+    coarse = _scatter(components, windows, DEFAULT_LOSS_GRID_STEP)
     step = choose_loss_grid_step(_loss_std(coarse))
     if step == DEFAULT_LOSS_GRID_STEP:
         return coarse, step
-    return _merge(components, step, tail_mass), step
+    return _scatter(components, windows, step), step
 
 
 def _pld_from_cells(cells: _Cells, step: float, max_loss: float | None) -> PLD:
