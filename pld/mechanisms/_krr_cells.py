@@ -16,7 +16,12 @@ import numpy as np
 
 from pld import _binomial as binom
 from pld.construction import from_pmfs
-from pld.engine import DEFAULT_LOSS_GRID_STEP, check_grid_points, choose_loss_grid_step
+from pld.engine import (
+    DEFAULT_LOSS_GRID_STEP,
+    check_grid_points,
+    choose_loss_grid_step,
+    max_grid_points,
+)
 from pld.engine.discretise import SNAP_RELATIVE
 from pld.loss_distribution import PLD
 from pld.mechanisms._krr_components import (
@@ -75,19 +80,21 @@ def _finite_range(size, offset, low):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _cell_masses(
-    size, offset, centre, centre_scale, low, step, snap, first_cell, n_cells
+    size, offset, centre, centre_scale, low, steps, first_cells, starts, snap
 ):  # pragma: no cover - compiled
     """P- and Q-mass per loss cell of the components' atoms h1 in [low, size - low].
 
     Atom h1 of component i, (s, c) = (size_i, offset_i), has P-mass
     w_i Bin(s, 1/2)(h1) (h1 + c) / (s/2 + c) and Q-mass w_i Bin(s, 1/2)(h1)
     (s - h1 + c) / (s/2 + c); ``centre_scale_i`` is w_i Bin(s, 1/2)(centre_i) /
-    (s/2 + c), from which the binomial masses run outwards. Returns (P per cell,
-    Q per cell, P-mass at +inf, Q-mass at -inf, most atoms summed into one cell).
+    (s/2 + c), from which the binomial masses run outwards. Each atom's loss is
+    evaluated once and summed into the cell ``first_cells[g] + j`` of every grid g
+    of step ``steps[g]``, stored at ``starts[g] + j``. Returns (P per cell, Q per
+    cell, P-mass at +inf, Q-mass at -inf, atoms summed per cell).
     """
-    p_cells = np.zeros(n_cells)
-    q_cells = np.zeros(n_cells)
-    terms = np.zeros(n_cells, dtype=np.int64)
+    p_cells = np.zeros(starts[-1])
+    q_cells = np.zeros(starts[-1])
+    terms = np.zeros(starts[-1], dtype=np.int64)
     p_infinite = 0.0
     q_infinite = 0.0
     for i in range(size.shape[0]):
@@ -106,16 +113,18 @@ def _cell_masses(
                 elif p == 0.0:
                     q_infinite += q
                 else:
-                    cell = _cell_of(math.log((h1 + c) / (s - h1 + c)), step, snap) - first_cell
-                    p_cells[cell] += p
-                    q_cells[cell] += q
-                    terms[cell] += 1
+                    loss = math.log((h1 + c) / (s - h1 + c))
+                    for g in range(steps.shape[0]):
+                        cell = starts[g] + _cell_of(loss, steps[g], snap) - first_cells[g]
+                        p_cells[cell] += p
+                        q_cells[cell] += q
+                        terms[cell] += 1
                 if direction == 1:
                     value *= (s - h1) / (h1 + 1.0)
                 else:
                     value *= h1 / (s - h1 + 1.0)
                 h1 += direction
-    return p_cells, q_cells, p_infinite, q_infinite, int(terms.max())
+    return p_cells, q_cells, p_infinite, q_infinite, terms
 
 
 @dataclass(frozen=True)
@@ -173,40 +182,60 @@ def _windows(components: _Components, tail_mass: float) -> _Windows:
     return _Windows(low, centre, centre_scale, dropped, smallest, largest, steps)
 
 
-def _scatter(components: _Components, windows: _Windows, step: float) -> _Cells:
-    """Sum the windows' atoms per loss cell of the grid of ``step`` nats (see :func:`_merge`)."""
-    size, offset = components.size, components.offset
+def _cell_range(windows: _Windows, step: float) -> tuple[int, int, float]:
+    """First and last cell of the grid of ``step`` nats that the windows' losses need.
+
+    Also returns the number of grid points to charge against the budget.
+    """
     smallest, largest = windows.smallest, windows.largest
     low_cell = min(smallest / step - 1, 0.0) if math.isfinite(smallest) else 0.0
     high_cell = max(largest / step + 1, 0.0) if math.isfinite(largest) else 0.0
-    check_grid_points(
-        high_cell - low_cell + 2,
-        f"shuffled k-RR losses in [{smallest:.3g}, {largest:.3g}] nats on the grid of step "
-        f"{step:g} nats",
-        "increase loss_grid_step",
-    )
     first = min(math.floor(smallest / step) - 1, 0) if math.isfinite(smallest) else 0
     last = max(math.floor(largest / step) + 1, 0) if math.isfinite(largest) else 0
+    return first, last, high_cell - low_cell + 2
+
+
+def _scatter(components: _Components, windows: _Windows, steps: tuple[float, ...]) -> list[_Cells]:
+    """Sum the windows' atoms per loss cell on grids of ``steps`` nats, in one walk.
+
+    See :func:`_merge`. Each grid's cells are those a walk with that grid alone gives.
+    """
+    firsts, starts = [], [0]
+    for step in steps:
+        first, last, points = _cell_range(windows, step)
+        check_grid_points(
+            points,
+            f"shuffled k-RR losses in [{windows.smallest:.3g}, {windows.largest:.3g}] nats "
+            f"on the grid of step {step:g} nats",
+            "increase loss_grid_step",
+        )
+        firsts.append(first)
+        starts.append(starts[-1] + last - first + 1)
+    size = components.size
     p, q, p_inf, q_inf, terms = _cell_masses(
         size,
-        offset,
+        components.offset,
         windows.centre,
         windows.centre_scale,
         windows.low,
-        step,
+        np.array(steps, dtype=np.float64),
+        np.array(firsts, dtype=np.int64),
+        np.array(starts, dtype=np.int64),
         SNAP_RELATIVE,
-        first,
-        last - first + 1,
     )
-    p[-first] += components.null_mass
-    q[-first] += components.null_mass
-    summed = max(terms, size.size)
-    mass_error = (
-        components.weight_error
-        + _ANCHOR_RELATIVE_ERROR
-        + _UNIT_ROUNDOFF * (3 * windows.steps + summed + 16)
-    )
-    return _Cells(first, p, q, p_inf, q_inf, windows.dropped, mass_error)
+    merged = []
+    for first, start, end in zip(firsts, starts[:-1], starts[1:], strict=True):
+        p_grid, q_grid = p[start:end].copy(), q[start:end].copy()
+        p_grid[-first] += components.null_mass
+        q_grid[-first] += components.null_mass
+        summed = max(int(terms[start:end].max()), size.size)
+        mass_error = (
+            components.weight_error
+            + _ANCHOR_RELATIVE_ERROR
+            + _UNIT_ROUNDOFF * (3 * windows.steps + summed + 16)
+        )
+        merged.append(_Cells(first, p_grid, q_grid, p_inf, q_inf, windows.dropped, mass_error))
+    return merged
 
 
 def _merge(components: _Components, step: float, tail_mass: float) -> _Cells:
@@ -221,7 +250,7 @@ def _merge(components: _Components, step: float, tail_mass: float) -> _Cells:
     step of the run from the centre and one per term of the cell's sum (or of the
     sums at +-inf, at most one term per component).
     """
-    return _scatter(components, _windows(components, tail_mass), step)
+    return _scatter(components, _windows(components, tail_mass), (step,))[0]
 
 
 def _loss_std(cells: _Cells) -> float:
@@ -236,22 +265,49 @@ def _loss_std(cells: _Cells) -> float:
     return float(np.sqrt(np.average((loss - mean) ** 2, weights=cells.p[finite])))
 
 
+def _guess_step(components: _Components, windows: _Windows) -> float:
+    """The step :func:`_merge_on_default_grid` will likely choose, from the components alone.
+
+    F(s, c)'s loss is about 2 (h1 - s/2) / M with M = s/2 + c, whose first two
+    moments under P are s / (2 M^2) and s / M^2; with an atom at +inf (c = 0 and
+    an untruncated window) the loss's deviation is infinite. Only a guess: the
+    choice is made on the merged cells.
+    """
+    if np.any((components.offset == 0) & (windows.low == 0)):
+        return DEFAULT_LOSS_GRID_STEP
+    half = components.size / 2 + components.offset
+    total = float(components.weight.sum()) + components.null_mass
+    if not total > 0:
+        return DEFAULT_LOSS_GRID_STEP
+    mean = float(np.dot(components.weight, components.size / (2 * half * half))) / total
+    second = float(np.dot(components.weight, components.size / (half * half))) / total
+    return choose_loss_grid_step(math.sqrt(max(second - mean * mean, 0.0)))
+
+
 def _merge_on_default_grid(
     components: _Components, loss_grid_step: float | None, tail_mass: float
 ) -> tuple[_Cells, float]:
     """Merge on ``loss_grid_step``, or on the engine's default for the loss's spread.
 
     The default is ``pld.engine.choose_loss_grid_step`` of the loss's standard
-    deviation, measured on the cells of the coarsest default grid.
+    deviation, measured on the cells of the coarsest default grid. The walk that
+    merges on that grid also merges on the grid of :func:`_guess_step` (when it
+    fits the budget), so that a right guess costs one walk, not two.
     """
     windows = _windows(components, tail_mass)
     if loss_grid_step is not None:
-        return _scatter(components, windows, loss_grid_step), loss_grid_step
-    coarse = _scatter(components, windows, DEFAULT_LOSS_GRID_STEP)
-    step = choose_loss_grid_step(_loss_std(coarse))
+        return _scatter(components, windows, (loss_grid_step,))[0], loss_grid_step
+    steps = (DEFAULT_LOSS_GRID_STEP,)
+    guess = _guess_step(components, windows)
+    if guess != DEFAULT_LOSS_GRID_STEP and _cell_range(windows, guess)[2] <= max_grid_points():
+        steps = (DEFAULT_LOSS_GRID_STEP, guess)
+    merged = _scatter(components, windows, steps)
+    step = choose_loss_grid_step(_loss_std(merged[0]))
     if step == DEFAULT_LOSS_GRID_STEP:
-        return coarse, step
-    return _scatter(components, windows, step), step
+        return merged[0], step
+    if step == guess and len(merged) == 2:
+        return merged[1], step
+    return _scatter(components, windows, (step,))[0], step
 
 
 def _pld_from_cells(cells: _Cells, step: float, max_loss: float | None) -> PLD:
