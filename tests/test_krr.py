@@ -28,7 +28,8 @@ import pytest
 from scipy.stats import binom
 
 import pld
-from pld.mechanisms import _krr_components
+from pld.engine import DEFAULT_LOSS_GRID_STEP, choose_loss_grid_step
+from pld.mechanisms import _krr_cells, _krr_components
 from pld.mechanisms import krr as krr_module
 from pld.mechanisms.krr import krr, krr_tail_delta, krr_view_pmfs, ldp_epsilon
 from tests.oracles import krr_views
@@ -256,6 +257,58 @@ def test_blocking_at_large_n_costs_little():
     assert lower <= exact_upper and upper >= exact_lower
     assert upper <= exact_upper * 1.001
     assert upper > exact_upper  # blocked, hence (slightly) looser
+
+
+def _same_cells(a, b):
+    assert a.first_cell == b.first_cell
+    np.testing.assert_array_equal(a.p, b.p)
+    np.testing.assert_array_equal(a.q, b.q)
+    assert (a.p_infinite, a.q_infinite, a.dropped, a.mass_error) == (
+        b.p_infinite,
+        b.q_infinite,
+        b.dropped,
+        b.mass_error,
+    )
+
+
+@pytest.mark.parametrize(
+    "adversary, n, k, gamma", [("strong", 30, 3, 0.5), ("weak", 300, 4, 0.25), ("weak", 40, 2, 0.9)]
+)
+def test_one_walk_on_several_grids_equals_one_walk_per_grid(adversary, n, k, gamma):
+    """The merge on several grids in one walk gives, bit for bit, the cells of one walk
+    per grid (the probe of the default step and the scatter share the walk)."""
+    components, _ = _krr_components._components(n, k, gamma, adversary, 1e-12, 10**8)
+    windows = _krr_cells._windows(components, 1e-12)
+    steps = (1e-3, 1e-3 / 8, 0.0137)
+    together = _krr_cells._scatter(components, windows, steps)
+    for step, cells in zip(steps, together, strict=True):
+        _same_cells(cells, _krr_cells._scatter(components, windows, (step,))[0])
+    values = np.array([7, 3, 3, 12, 7, 0, 12])
+    distinct, index = _krr_cells._distinct(values)
+    expected = np.unique(values, return_inverse=True)
+    np.testing.assert_array_equal(distinct, expected[0])
+    np.testing.assert_array_equal(index, expected[1])
+
+
+@pytest.mark.parametrize(
+    "adversary, n, gamma, refined",
+    [("strong", 10_000, 0.25, True), ("weak", 300, 0.9, True), ("strong", 60, 0.25, False)],
+)
+def test_default_grid_does_not_depend_on_the_guess(adversary, n, gamma, refined, monkeypatch):
+    """The default step is chosen on the coarse cells whatever the guess of it was, and
+    the guess is right where it saves a walk (a refined default grid)."""
+    components, _ = _krr_components._components(n, 4, gamma, adversary, 1e-12, 10**8)
+    windows = _krr_cells._windows(components, 1e-12)
+    cells, step = _krr_cells._merge_on_default_grid(components, None, 1e-12)
+    coarse = _krr_cells._scatter(components, windows, (DEFAULT_LOSS_GRID_STEP,))[0]
+    assert step == choose_loss_grid_step(_krr_cells._loss_std(coarse))
+    assert (step < DEFAULT_LOSS_GRID_STEP) == refined
+    assert _krr_cells._guess_step(components, windows) == step
+    for wrong in (DEFAULT_LOSS_GRID_STEP, step / 2, step * 4):
+        monkeypatch.setattr(_krr_cells, "_guess_step", lambda *_, wrong=wrong: wrong)
+        cells_again, step_again = _krr_cells._merge_on_default_grid(components, None, 1e-12)
+        assert step_again == step
+        _same_cells(cells_again, cells)
 
 
 # -- orderings: weak <= strong, and the clones bound ------------------------------------
