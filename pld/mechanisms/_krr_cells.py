@@ -97,6 +97,12 @@ def _cell_masses(
     terms = np.zeros(starts[-1], dtype=np.int64)
     p_infinite = 0.0
     q_infinite = 0.0
+    longest = 0
+    for i in range(size.shape[0]):
+        longest = max(longest, size[i] - 2 * low[i] + 1)
+    p_run = np.empty(longest)
+    q_run = np.empty(longest)
+    loss_run = np.empty(longest)
     for i in range(size.shape[0]):
         s, c, lo = size[i], offset[i], low[i]
         for direction in (1, -1):
@@ -105,25 +111,37 @@ def _cell_masses(
             if direction == -1:
                 h1 -= 1
                 value *= (h1 + 1.0) / (s - h1)
+            atoms = 0
             while lo <= h1 <= s - lo:
-                p = value * (h1 + c)
-                q = value * (s - h1 + c)
-                if q == 0.0:
-                    p_infinite += p
-                elif p == 0.0:
-                    q_infinite += q
+                p_run[atoms] = value * (h1 + c)
+                q_run[atoms] = value * (s - h1 + c)
+                if h1 + c > 0 and s - h1 + c > 0:
+                    loss_run[atoms] = (h1 + c) / (s - h1 + c)
                 else:
-                    loss = math.log((h1 + c) / (s - h1 + c))
-                    for g in range(steps.shape[0]):
-                        cell = starts[g] + _cell_of(loss, steps[g], snap) - first_cells[g]
-                        p_cells[cell] += p
-                        q_cells[cell] += q
-                        terms[cell] += 1
+                    loss_run[atoms] = 1.0
+                atoms += 1
                 if direction == 1:
                     value *= (s - h1) / (h1 + 1.0)
                 else:
                     value *= h1 / (s - h1 + 1.0)
                 h1 += direction
+            for atom in range(atoms):
+                loss_run[atom] = math.log(loss_run[atom])
+            for atom in range(atoms):
+                p, q = p_run[atom], q_run[atom]
+                if q == 0.0:
+                    p_infinite += p
+                elif p == 0.0:
+                    q_infinite += q
+            for g in range(steps.shape[0]):
+                step, shift = steps[g], starts[g] - first_cells[g]
+                for atom in range(atoms):
+                    p, q = p_run[atom], q_run[atom]
+                    if p != 0.0 and q != 0.0:
+                        cell = shift + _cell_of(loss_run[atom], step, snap)
+                        p_cells[cell] += p
+                        q_cells[cell] += q
+                        terms[cell] += 1
     return p_cells, q_cells, p_infinite, q_infinite, terms
 
 
