@@ -91,6 +91,12 @@ def _cell_masses(
     evaluated once and summed into the cell ``first_cells[g] + j`` of every grid g
     of step ``steps[g]``, stored at ``starts[g] + j``. Returns (P per cell, Q per
     cell, P-mass at +inf, Q-mass at -inf, atoms summed per cell).
+
+    Each run of atoms (a component, one direction from its centre) is done in
+    passes over small buffers: masses and likelihood ratios, then their logs (a
+    tight loop of ``log`` calls), then the sums per cell of each grid. Every cell
+    receives its terms in the order of a single atom-by-atom walk, so the sums are
+    the same to the bit.
     """
     p_cells = np.zeros(starts[-1])
     q_cells = np.zeros(starts[-1])
