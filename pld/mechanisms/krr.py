@@ -107,7 +107,7 @@ ADVERSARIES = ("strong", "weak")
 KRR_TAIL_MASS = 1e-12
 
 #: Default budget of atoms (outcomes h1 summed over the components) enumerated
-#: by :func:`krr`, about 20 ns each on the reference machine; beyond it the
+#: by :func:`krr`, 10-20 ns each on the reference machine; beyond it the
 #: components are grouped into blocks (module docstring).
 KRR_MAX_ATOMS = 30_000_000
 
