@@ -33,7 +33,9 @@ Run: ``python benchmarks/bracket_check.py --base REV [--head PATH_OR_REV] [--qui
 [--flagged-only] [--json FILE]``. ``--head`` is a revision of this repository or
 the path of a git work tree whose committed HEAD is taken (``--worktree`` takes
 the files as they are instead); default: this repository's HEAD. ``--quick`` runs
-a subset in under two minutes a side; the full matrix takes about four.
+a subset in about 15 s a side; the full matrix takes 40-60 s a side (2-core
+machine shared with other work; numba's compilation in each fresh tree included).
+``--from-json FILE`` prints the report of a saved ``--json`` run again.
 """
 
 from __future__ import annotations
@@ -292,16 +294,16 @@ def compare(base: dict | None, head: dict | None) -> dict:
     if b_low is None:
         return row
     scale = _scale(b_up, h_up, b_low, h_low)
-    if h_up > b_up + WIDER_RTOL * scale:
-        row["flags"].append("WIDER")
-    elif math.isfinite(b_up):
+    wider = h_up > b_up + WIDER_RTOL * scale
+    if math.isfinite(b_up) and math.isfinite(h_up):
         b_width, h_width = b_up - b_low, h_up - h_low
-        if h_width > b_width + WIDER_RTOL * scale:
-            row["flags"].append("WIDER")
-        row["width_change"] = (h_width - b_width) / b_width if b_width > 0 else 0.0
-        if h_width < b_width - WIDER_RTOL * scale:
-            row["narrower"] = True
-    elif h_low < b_low - WIDER_RTOL * scale:  # both uppers infinite: the lower decides
+        wider = wider or h_width > b_width + WIDER_RTOL * scale
+        if b_width > 0:
+            row["width_change"] = (h_width - b_width) / b_width
+        row["narrower"] = h_width < b_width - WIDER_RTOL * scale
+    elif b_up == h_up == math.inf:  # both uppers infinite: the lower decides
+        wider = h_low < b_low - WIDER_RTOL * scale
+    if wider:
         row["flags"].append("WIDER")
     tolerance = DISJOINT_RTOL * scale + 1e-300
     if h_low > b_up + tolerance or b_low > h_up + tolerance:
@@ -337,14 +339,26 @@ def _width_percent(answer: dict | None) -> str:
     return f"{100 * _relative_width(answer['lower'], answer['upper']):.4g} %"
 
 
+def _scalar_answer(results: dict, array_key: str) -> dict | None:
+    """A side's scalar answer standing for an array element; warned if any scalar warned."""
+    answer = results.get(array_key.replace("eps[array]", "eps"))
+    if answer is None or "error" in answer:
+        return answer
+    prefix = array_key[: array_key.index("eps[array]")]
+    warned = any(results.get(f"{prefix}eps({d:g})", {}).get("warned") for d in DELTAS)
+    return {**answer, "warned": warned}
+
+
 def report(base: dict, head: dict, labels: tuple[str, str], flagged_only: bool) -> int:
     """Print the markdown table and the summary; the exit status."""
     base_results, head_results = base["results"], head["results"]
     keys = list(head_results) + [k for k in base_results if k not in head_results]
     rows = {}
     for key in keys:
-        base_key = key.replace("eps[array]", "eps") if key not in base_results else key
-        rows[key] = compare(base_results.get(base_key), head_results.get(key))
+        base_answer = base_results.get(key)
+        if base_answer is None and "eps[array]" in key:
+            base_answer = _scalar_answer(base_results, key)
+        rows[key] = compare(base_answer, head_results.get(key))
     print(f"# Bracket check: base {labels[0]} -> head {labels[1]}")
     print()
     print(
@@ -419,14 +433,20 @@ def main() -> None:
         Path(out_file).write_text(json.dumps(result))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", required=True, help="revision of this repository")
+    parser.add_argument("--base", help="revision of this repository")
     parser.add_argument("--head", default="HEAD", help="revision, or path of a git work tree")
     parser.add_argument("--worktree", action="store_true", help="--head PATH taken as is")
     parser.add_argument("--quick", action="store_true", help="a subset, < 2 min a side")
     parser.add_argument("--flagged-only", action="store_true", help="table of flagged cases")
     parser.add_argument("--json", type=Path, help="write both sides' raw results here")
     parser.add_argument("--timeout", type=float, default=1200.0, help="seconds a side")
+    parser.add_argument("--from-json", type=Path, help="report a saved --json file, no runs")
     args = parser.parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        sys.exit(report(saved["base"], saved["head"], saved["labels"], args.flagged_only))
+    if not args.base:
+        parser.error("--base is required (or --from-json)")
     repo = Path(_git(Path(__file__).resolve().parent, "rev-parse", "--show-toplevel"))
     rounds = {name: both[1 if args.quick else 0] for name, both in ROUNDS.items()}
     rounds = {name: chosen for name, chosen in rounds.items() if chosen}
@@ -439,9 +459,9 @@ def main() -> None:
         base = run_tree(scratch / "base", {"rounds": rounds}, scratch / "run_base", args.timeout)
         head_spec = {"rounds": rounds, "eps": base["eps"]}
         head = run_tree(head_tree, head_spec, scratch / "run_head", args.timeout)
-    if args.json:
-        args.json.write_text(json.dumps({"base": base, "head": head}, indent=1))
     labels = (f"{args.base} ({base_commit[:9]})", head_label)
+    if args.json:
+        args.json.write_text(json.dumps({"base": base, "head": head, "labels": labels}))
     sys.exit(report(base, head, labels, args.flagged_only))
 
 
