@@ -23,11 +23,15 @@ Flags per case:
   where the base's is finite);
 * ``DISJOINT``: the two brackets do not intersect (beyond 1e-12 of the value);
   one side is wrong, which is a privacy alarm;
+* ``TRUTH`` (``BASE-TRUTH``): the head's (base's) bracket misses the exact answer
+  by more than 1e-9 of it, where one is known: randomised response (binomial
+  sums) and the Gaussian mechanism (Balle and Wang's closed form), eps(delta) by
+  root finding on it;
 * ``INVALID``: lower above upper (beyond 1e-12) or NaN on the head;
 * ``ERROR``: the query raised on the head but not on the base;
 * ``WARN``: the head warned (``AccuracyWarning``) where the base did not.
 
-The exit status is 1 when a case is WIDER, DISJOINT, INVALID or ERROR.
+The exit status is 1 when a case is WIDER, DISJOINT, TRUTH, INVALID or ERROR.
 
 Run: ``python benchmarks/bracket_check.py --base REV [--head PATH_OR_REV] [--quick]
 [--flagged-only] [--json FILE]``. ``--head`` is a revision of this repository or
@@ -61,6 +65,9 @@ FALLBACK_EPS = (0.5, 2.0)
 ACCURACIES = (1.0, None)  # raw grid, then the default target
 WIDER_RTOL = 1e-9
 DISJOINT_RTOL = 1e-12
+#: A bracket misses an exact truth when it misses it by more than this, relatively
+#: (the truths' own float error is below 1e-12; eps truths by root finding to 1e-15).
+TRUTH_RTOL = 1e-9
 
 FULL = (1, 10, 100, 1000, 10_000)
 #: workload -> (T of the full matrix, T of the quick one)
@@ -339,6 +346,79 @@ def _width_percent(answer: dict | None) -> str:
     return f"{100 * _relative_width(answer['lower'], answer['upper']):.4g} %"
 
 
+# -- exact truths where they are known in closed form ------------------------------------
+
+
+def _gaussian_delta(eps: float, sigma: float, rounds: int) -> float:
+    """delta(eps) of the Gaussian mechanism (sensitivity 1) composed ``rounds`` times.
+
+    Balle and Wang (2018), Thm 8, with ``a = sqrt(rounds) / sigma``:
+    ``Phi(-eps/a + a/2) - e^eps Phi(-eps/a - a/2)``, in log space.
+    """
+    from scipy.special import log_ndtr
+
+    a = math.sqrt(rounds) / sigma
+    log_first = float(log_ndtr(-eps / a + a / 2))
+    log_second = eps + float(log_ndtr(-eps / a - a / 2))
+    if log_first == -math.inf:
+        return 0.0
+    return math.exp(log_first) * -math.expm1(min(log_second - log_first, 0.0))
+
+
+def _rr_delta(eps: float, eps0: float, rounds: int) -> float:
+    """delta(eps) of eps0-randomised response composed ``rounds`` times (binomial sum).
+
+    The loss is ``eps0 (2K - rounds)`` with ``K ~ Bin(rounds, e^eps0 / (1 + e^eps0))``
+    under P; ``delta = sum_k P(k) (1 - e^(eps - loss_k))_+`` (both directions alike).
+    """
+    import numpy as np
+    from scipy.stats import binom
+
+    k = np.arange(rounds + 1)
+    loss = eps0 * (2 * k - rounds)
+    keep = loss > eps
+    log_p = binom.logpmf(k[keep], rounds, 1.0 / (1.0 + math.exp(-eps0)))
+    return float(np.sum(np.exp(log_p) * -np.expm1(eps - loss[keep])))
+
+
+#: workload -> delta(eps, rounds), for the workloads whose truth is exact.
+TRUTHS = {
+    "randomized_response(1.0)": lambda eps, rounds: _rr_delta(eps, 1.0, rounds),
+    "randomized_response(0.1)": lambda eps, rounds: _rr_delta(eps, 0.1, rounds),
+    "gaussian(2.0)": lambda eps, rounds: _gaussian_delta(eps, 2.0, rounds),
+    "gaussian(0.5)": lambda eps, rounds: _gaussian_delta(eps, 0.5, rounds),
+    "gaussian(20.0)": lambda eps, rounds: _gaussian_delta(eps, 20.0, rounds),
+}
+
+
+def truth(key: str) -> float | None:
+    """The exact answer of a case, where :data:`TRUTHS` knows it; else None."""
+    from scipy.optimize import brentq
+
+    workload, rounds, _, query = key.split("; ")
+    if workload not in TRUTHS or "(" not in query:
+        return None
+    delta_of = TRUTHS[workload]
+    rounds = int(rounds[2:])
+    name, value = query[:-1].split("(")
+    value = float(value)
+    if name == "delta":
+        return delta_of(value, rounds)
+    if delta_of(0.0, rounds) <= value:
+        return 0.0
+    high = 1.0
+    while delta_of(high, rounds) > value:
+        high *= 2.0
+    return brentq(lambda e: delta_of(e, rounds) - value, 0.0, high, xtol=1e-14, rtol=1e-15)
+
+
+def _outside(answer: dict | None, exact: float) -> bool:
+    if answer is None or "error" in answer:
+        return False
+    slack = TRUTH_RTOL * abs(exact) + 1e-300
+    return answer["lower"] > exact + slack or answer["upper"] < exact - slack
+
+
 def _scalar_answer(results: dict, array_key: str) -> dict | None:
     """A side's scalar answer standing for an array element; warned if any scalar warned."""
     answer = results.get(array_key.replace("eps[array]", "eps"))
@@ -359,18 +439,26 @@ def report(base: dict, head: dict, labels: tuple[str, str], flagged_only: bool) 
         if base_answer is None and "eps[array]" in key:
             base_answer = _scalar_answer(base_results, key)
         rows[key] = compare(base_answer, head_results.get(key))
+        exact = truth(key)
+        if exact is not None:
+            rows[key]["truth"] = exact
+            if _outside(head_results.get(key), exact):
+                rows[key]["flags"].append("TRUTH")
+            if _outside(base_answer, exact):
+                rows[key]["flags"].append("BASE-TRUTH")
     print(f"# Bracket check: base {labels[0]} -> head {labels[1]}")
     print()
     print(
-        "| case | base [lower, upper] | head [lower, upper] | base width | head width "
+        "| case | base [lower, upper] | head [lower, upper] | truth | base width | head width "
         "| width change | upper change | flags |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for key, row in rows.items():
         if flagged_only and not row["flags"]:
             continue
         print(
             f"| {key} | {_bracket(row['base'])} | {_bracket(row['head'])} "
+            f"| {_fmt(row.get('truth'), 10)} "
             f"| {_width_percent(row['base'])} | {_width_percent(row['head'])} "
             f"| {_percent(row.get('width_change'))} | {_percent(row.get('upper_change'))} "
             f"| {' '.join(row['flags'])} |"
@@ -384,6 +472,7 @@ def report(base: dict, head: dict, labels: tuple[str, str], flagged_only: bool) 
         f"**Summary**: {len(rows)} cases; "
         + ", ".join(f"{n} {flag}" for flag, n in count.items())
         + f", {narrower} narrower; "
+        + f"{sum('truth' in r for r in rows.values())} checked against exact truths; "
         + (
             f"worst width change {_percent(rows[worst]['width_change'])} ({worst}); "
             f"median width change {_percent(statistics.median(changes))}"
@@ -393,10 +482,11 @@ def report(base: dict, head: dict, labels: tuple[str, str], flagged_only: bool) 
     )
     print()
     _timing(base, head, labels)
-    return 1 if any(count[flag] for flag in ("WIDER", "DISJOINT", "INVALID", "ERROR")) else 0
+    alarms = ("WIDER", "DISJOINT", "TRUTH", "INVALID", "ERROR")
+    return 1 if any(count[flag] for flag in alarms) else 0
 
 
-_FLAGS = ("WIDER", "DISJOINT", "INVALID", "ERROR", "WARN")
+_FLAGS = ("WIDER", "DISJOINT", "TRUTH", "BASE-TRUTH", "INVALID", "ERROR", "WARN")
 
 
 def _timing(base: dict, head: dict, labels: tuple[str, str]) -> None:
