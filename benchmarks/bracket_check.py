@@ -248,7 +248,10 @@ def _git(repo: Path, *args: str) -> str:
 
 def export(repo: Path, rev: str, into: Path) -> str:
     """Extract ``rev`` of ``repo`` into ``into`` with git archive; its full commit id."""
-    commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    try:
+        commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    except subprocess.CalledProcessError:
+        raise SystemExit(f"bracket_check: error: no revision {rev!r} in {repo}") from None
     archive = into.with_suffix(".tar")
     _git(repo, "archive", "--format=tar", "-o", str(archive), commit)
     into.mkdir(parents=True)
