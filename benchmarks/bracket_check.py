@@ -37,7 +37,7 @@ Run: ``python benchmarks/bracket_check.py --base REV [--head PATH_OR_REV] [--qui
 [--flagged-only] [--json FILE]``. ``--head`` is a revision of this repository or
 the path of a git work tree whose committed HEAD is taken (``--worktree`` takes
 the files as they are instead); default: this repository's HEAD. ``--quick`` runs
-a subset in about 15 s a side; the full matrix takes 40-60 s a side (2-core
+a subset in 15-25 s a side; the full matrix takes 30-65 s a side (2-core
 machine shared with other work; numba's compilation in each fresh tree included).
 ``--from-json FILE`` prints the report of a saved ``--json`` run again.
 """
@@ -66,7 +66,7 @@ ACCURACIES = (1.0, None)  # raw grid, then the default target
 WIDER_RTOL = 1e-9
 DISJOINT_RTOL = 1e-12
 #: A bracket misses an exact truth when it misses it by more than this, relatively
-#: (the truths' own float error is below 1e-12; eps truths by root finding to 1e-15).
+#: (the truths' own float error is about 1e-12; eps truths by root finding to 1e-15).
 TRUTH_RTOL = 1e-9
 
 FULL = (1, 10, 100, 1000, 10_000)
