@@ -72,7 +72,7 @@ DISJOINT_RTOL = 1e-12
 #: (the truths' own float error is about 1e-12; eps truths by root finding to 1e-15).
 TRUTH_RTOL = 1e-9
 
-#: T = 10 000 is in the full matrix where it takes well under 2 s (measured on main).
+#: T = 10 000 is in the full matrix where composing takes well under 2 s (measured on main).
 FULL = (1, 10, 100, 1000, 10_000)
 #: workload -> (T of the full matrix, T of the quick one)
 ROUNDS = {
