@@ -201,14 +201,15 @@ def test_several_pmfs_at_once():
 
 def test_cold_bins_stay_within_their_share():
     """The hot bins are the candidates above 1e-20 except the smallest, whose bounds
-    with the other cold bins' add at most 1e-3 of the inverse transform's term in
+    with the other cold bins' add at most _COLD_SHARE of the inverse transform's term in
     both norms; one more cold bin would exceed it."""
     rng = np.random.default_rng(4)
     magnitude = np.exp(-(np.linspace(0.0, 60.0, 3000) ** 1.5))
     error = magnitude * 1e-12 * (1 + rng.random(3000))
     weights = np.full(3000, 2.0)
     weights[0] = 1.0
-    inverse = 1.8e-14
+    # an inverse-transform term large enough that some candidates stay cold
+    inverse = 1.8e-14 / compose_module._COLD_SHARE * 1e-3
     hot, square = compose_module._hot_bins(error, magnitude, weights, inverse)
     assert square == pytest.approx(np.dot(weights, magnitude**2), rel=1e-12)
     candidates = np.flatnonzero(error > compose_module._HOT_BIN_ERROR)

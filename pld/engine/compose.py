@@ -69,8 +69,10 @@ _EXTENDED_THRESHOLD = 1e-12
 _HOT_BIN_ERROR = 1e-20
 #: ... except the smallest of them whose bounds, with those of the other cold
 #: bins, add at most this share of the inverse transform's own round-off term
-#: to error_max and to error_l1 (their double-precision bounds stay valid).
-_COLD_SHARE = 1e-3
+#: to error_max and to error_l1 (their double-precision bounds stay valid). At
+#: 1e-3 upper bounds on floor-dominated queries rose by up to 1e-5 relatively
+#: (benchmarks/bracket_check.py); at 1e-7 it finds no widening from the split.
+_COLD_SHARE = 1e-7
 #: When the hot bins' typical extended-precision error (in units of u_ext of the
 #: 1-norm), amplified by the number of rounds, exceeds this share of the inverse
 #: transform's term, their method is chosen for its bound before its cost.
