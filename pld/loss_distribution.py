@@ -332,10 +332,13 @@ class PLD:
             lower = np.max([d.lower.delta(values) for d in self._directions], axis=0)
         return np.minimum(lower, upper), upper
 
-    def _epsilon_bracket(self, delta: float) -> tuple[np.ndarray, np.ndarray]:
-        lower = max(d.lower.epsilon(delta) for d in self._directions)
-        upper = max(d.upper.epsilon(delta) for d in self._directions)
-        return np.array([min(lower, upper)]), np.array([upper])
+    def _epsilon_bracket(self, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lower = self._directions[0].lower.epsilon(delta)
+        upper = self._directions[0].upper.epsilon(delta)
+        for d in self._directions[1:]:
+            lower = np.maximum(lower, d.lower.epsilon(delta))
+            upper = np.maximum(upper, d.upper.epsilon(delta))
+        return np.minimum(lower, upper), upper
 
     def delta_bounds(
         self, eps: float | Sequence[float] | np.ndarray, *, rel_accuracy: float | None = None
@@ -365,19 +368,25 @@ class PLD:
         return self.delta_bounds(eps, rel_accuracy=rel_accuracy)[1]
 
     def epsilon_bounds(
-        self, delta: float, *, rel_accuracy: float | None = None
-    ) -> tuple[float, float]:
+        self, delta: float | Sequence[float] | np.ndarray, *, rel_accuracy: float | None = None
+    ) -> tuple:
         """Lower and upper bounds on eps(delta) = min{eps >= 0 : delta(eps) <= delta}.
 
         ``inf`` when no finite eps reaches ``delta`` (more mass at +inf than delta).
         ``rel_accuracy`` (in (0, 1], default :attr:`rel_accuracy`) is the largest
         relative width ``(upper - lower) / upper`` wanted; the grid, and the tail
         and truncation budgets, are refined until it is met (:mod:`pld.refinement`).
+        ``delta`` (in (0, 1]) may be an array: floats for a scalar, arrays (nats)
+        otherwise, all solved in one sweep; where no refinement is needed each
+        element equals the answer for that delta alone.
         """
         return queries.epsilon_bounds(self, delta, rel_accuracy)
 
-    def epsilon(self, delta: float, *, rel_accuracy: float | None = None) -> float:
-        """Upper bound on eps(delta): the number that is safe to report."""
+    def epsilon(
+        self, delta: float | Sequence[float] | np.ndarray, *, rel_accuracy: float | None = None
+    ) -> float | np.ndarray:
+        """Upper bound on eps(delta): the number that is safe to report (an array for an
+        array of delta)."""
         return self.epsilon_bounds(delta, rel_accuracy=rel_accuracy)[1]
 
     def curve(

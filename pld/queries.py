@@ -81,42 +81,99 @@ def delta_bounds(
     return lower, upper
 
 
-def epsilon_bounds(loss: PLD, delta: float, rel_accuracy: float | None) -> tuple[float, float]:
+def _deltas(delta: object) -> np.ndarray:
+    """``delta`` (a float or an array) as a 1-d array of values in (0, 1], or raise."""
+    if np.ndim(delta) == 0:
+        return np.array([_validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)])
+    values = _validate.real_array("delta", delta)
+    outside = values[(values <= 0.0) | (values > 1.0)]
+    if outside.size:
+        raise ValueError(f"delta must lie in (0, 1] (got {float(outside[0])!r})")
+    return values
+
+
+def epsilon_bounds(
+    loss: PLD, delta: float | Sequence[float] | np.ndarray, rel_accuracy: float | None
+) -> tuple:
     """Lower and upper bounds on eps(delta) of ``loss`` (see :meth:`pld.PLD.epsilon_bounds`).
 
-    The tail budgets of a refinement are set by ``delta`` itself. The bracket
-    intersects those of every PLD the refinement tried, but a later
-    :meth:`pld.PLD.delta_bounds` consults only the first, the finest and the tilted
-    compositions remembered on ``loss``; where none of them verifies
-    ``delta_upper(eps_upper) <= delta``, ``eps_upper`` is raised to the finest
-    PLD's own (still a valid upper bound), so the two queries agree.
+    Floats for a scalar delta, arrays otherwise. Every delta is solved in one sweep
+    over the suffix sums (:meth:`pld.engine.loss_pmf.LossPmf.epsilon`); only the
+    deltas whose bracket misses the target are refined, together, with tail
+    budgets set by the smallest of them. The bracket intersects those of every PLD
+    the refinement tried, but a later :meth:`pld.PLD.delta_bounds` consults only
+    the first, the finest and the tilted compositions remembered on ``loss``;
+    where none of them verifies ``delta_upper(eps_upper) <= delta``, ``eps_upper``
+    is raised to the finest PLD's own (still a valid upper bound), so the two
+    queries agree. Without refinement, each delta of an array gets exactly the
+    bracket it gets alone.
     """
-    delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
+    values = _deltas(delta)
+    scalar = np.ndim(delta) == 0
     target = loss._target(rel_accuracy)
+    if loss._finest() is loss and not loss._views:
+        # Nothing cached: the bracket on ``loss`` itself is the answer wherever it
+        # meets the target, and the refinement sees only the other deltas.
+        lower, upper = loss._epsilon_bracket(values)
+        wide = np.flatnonzero(relative_width(lower, upper) > target)
+        if wide.size == 0:
+            return (float(lower[0]), float(upper[0])) if scalar else (lower, upper)
+        refined = _refined_epsilon(loss, values[wide], target, (lower[wide], upper[wide]))
+        lower[wide], upper[wide] = refined
+    else:
+        lower, upper = _refined_epsilon(loss, values, target, None)
+    return (float(lower[0]), float(upper[0])) if scalar else (lower, upper)
+
+
+def _refined_epsilon(
+    loss: PLD, values: np.ndarray, target: float, first: tuple | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The refined brackets on eps at ``values`` (delta), ``first`` the bracket on
+    ``loss`` itself when already known, with the finest PLD's check (see
+    :func:`epsilon_bounds`)."""
+
+    def levels(lower: np.ndarray, upper: np.ndarray) -> float:
+        wide = relative_width(lower, upper) > target
+        return float(np.min(values[wide])) if np.any(wide) else float(np.min(values))
 
     def tilt_points(bracket: tuple, estimate: tuple) -> list[tuple[float, float, float]]:
-        # Towards the crossing estimated without float error terms, tight from
-        # one estimated width below it.
-        low, high = float(estimate[0][0]), float(estimate[1][0])
-        if not (low > 0.0 and math.isfinite(low)):
-            return []
-        return [(low, low - (high - low) if math.isfinite(high) else low, delta)]
+        # Towards each too-wide crossing estimated without float error terms (at
+        # most _MAX_TILTS of them, spread over the deltas), tight from one
+        # estimated width below it.
+        wide = np.flatnonzero(relative_width(*bracket) > target)
+        if wide.size > _MAX_TILTS:
+            wide = wide[np.linspace(0, wide.size - 1, _MAX_TILTS).round().astype(int)]
+        points = []
+        for i in wide.tolist():
+            low, high = float(estimate[0][i]), float(estimate[1][i])
+            if low > 0.0 and math.isfinite(low):
+                cut = low - (high - low) if math.isfinite(high) else low
+                points.append((low, cut, float(values[i])))
+        return points
 
+    what = (
+        f"epsilon_bounds({values[0]:g})"
+        if values.size == 1
+        else f"epsilon_bounds of {values.size} delta"
+    )
     lower, upper = refine(
         loss,
-        lambda p: p._epsilon_bracket(delta),
+        lambda p: p._epsilon_bracket(values),
         relative_width,
-        lambda lower, upper: delta,
+        levels,
         target,
-        f"epsilon_bounds({delta:g})",
+        what,
         tilt_points,
+        first=first,
     )
-    eps_lower, eps_upper = float(lower[0]), float(upper[0])
     finest = loss._finest()
+    finite = np.flatnonzero(np.isfinite(upper))
     # With nothing but ``loss`` queried, its own epsilon already verified eps_upper.
-    if math.isfinite(eps_upper) and (finest is not loss or loss._views):
-        at = np.array([eps_upper])
-        checked = min(p._delta_upper(at)[0] for p in (finest, loss, *loss._views))
-        if checked > delta:
-            eps_upper = max(eps_upper, float(finest._epsilon_bracket(delta)[1][0]))
-    return eps_lower, eps_upper
+    if finite.size and (finest is not loss or loss._views):
+        at = upper[finite]
+        checked = np.min([p._delta_upper(at) for p in (finest, loss, *loss._views)], axis=0)
+        unverified = finite[checked > values[finite]]
+        if unverified.size:
+            own = finest._epsilon_bracket(values[unverified])[1]
+            upper[unverified] = np.maximum(upper[unverified], own)
+    return lower, upper

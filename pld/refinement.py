@@ -176,6 +176,8 @@ def refine(
     rel_accuracy: float,
     what: str,
     tilt_points: TiltPoints | None = None,
+    *,
+    first: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bracket of a query, refined until ``max(widths(...)) <= rel_accuracy``.
 
@@ -201,6 +203,8 @@ def refine(
         ``estimate`` the one without floating-point error terms). The tilted
         compositions (:meth:`PLD._tilted <pld.loss_distribution.PLD._tilted>`)
         are measured and intersected with the bracket.
+    first : tuple of ndarray, optional
+        ``measure(loss._finest())`` when the caller already has it.
 
     Returns
     -------
@@ -209,7 +213,7 @@ def refine(
         refined one (and of tilted compositions on its grid).
     """
     current = loss._finest()
-    lower, upper = measure(current)
+    lower, upper = measure(current) if first is None else first
     for other in ((loss,) if current is not loss else ()) + loss._views:
         other_lower, other_upper = measure(other)
         upper = np.minimum(upper, other_upper)

@@ -53,6 +53,8 @@ _SUFFIX_SPAN = 600.0
 #: overshooting by at most four times that.
 _MAX_NUDGES = 64
 _NUDGE_GROWTH = 4.0
+#: Positions (the candidate and its first moves) verified by the first evaluation.
+_LADDER_FIRST = 8
 #: eps queries locate the crossing breakpoint by a search that evaluates this many
 #: breakpoints per round (a bisection generalised), or all of them once at most
 #: _SEARCH_ALL are left: one round on 4e3 points, two on 2.6e5.
@@ -383,44 +385,65 @@ class LossPmf:
             result = self._epsilon_lower(targets)
         return float(result[0]) if scalar else result
 
+    def _index_one(self, value: float, side: str) -> int:
+        """:meth:`_index` of one float, in Python arithmetic (the same grid floats)."""
+        size = self.masses.shape[0]
+        if value != value:
+            return size
+        if math.isinf(value):
+            return size if value > 0 else 0
+        index = min(max(math.floor(value / self.step) - self.offset, 0), size)
+        offset, step = self.offset, self.step
+        if side == "right":
+            while index < size and (offset + index) * step <= value:
+                index += 1
+            while index > 0 and (offset + index - 1) * step > value:
+                index -= 1
+        else:
+            while index < size and (offset + index) * step < value:
+                index += 1
+            while index > 0 and (offset + index - 1) * step >= value:
+                index -= 1
+        return index
+
     def _first_at_or_below(
-        self, targets: np.ndarray, low: int | np.ndarray, high: int | np.ndarray
+        self, targets: np.ndarray, low: np.ndarray, high: np.ndarray
     ) -> np.ndarray:
         """Per target, the first breakpoint ``k`` in ``(low, high)`` where the upper bound
         at ``eps' = g_k`` is at most the target, or ``high`` if there is none (the
         bound being non-increasing, a generalised bisection: ``_SEARCH_POINTS``
-        breakpoints evaluated per round, or all that are left)."""
+        breakpoints evaluated per round, or all that are left). Each target's rounds
+        depend on its own bracket alone, so an array of targets gets, elementwise,
+        the breakpoints each target would get alone."""
         decay = math.exp(-self.step)
-        low = np.array(np.broadcast_to(low, targets.shape), dtype=np.int64)
-        high = np.array(np.broadcast_to(high, targets.shape), dtype=np.int64)
-        while targets.size:
+        low, high = low.copy(), high.copy()
+        while True:
             gap = high - low
             active = np.flatnonzero(gap > 1)
             if active.size == 0:
-                break
+                return high
+            gap = gap[active, None]
             # Points strictly inside (low, high): all of them on short gaps, else
-            # _SEARCH_POINTS evenly spaced.
-            widest = int(gap[active].max()) - 1
-            count = widest if widest <= _SEARCH_ALL else _SEARCH_POINTS
-            steps = np.arange(1, count + 1)
-            inside = low[active, None] + np.maximum(1, (steps * gap[active, None]) // (count + 1))
-            inside = np.minimum(inside, high[active, None] - 1)
-            values = self._evaluate(inside.ravel() + 1, np.full(inside.size, decay)).reshape(
-                inside.shape
+            # _SEARCH_POINTS evenly spaced; rows with fewer points repeat their last.
+            count = np.where(gap - 1 <= _SEARCH_ALL, gap - 1, _SEARCH_POINTS)
+            steps = np.minimum(np.arange(1, int(count.max()) + 1), count)
+            inside = np.minimum(
+                low[active, None] + np.maximum(1, (steps * gap) // (count + 1)),
+                high[active, None] - 1,
             )
-            below = values <= targets[active, None]
-            found = below.any(axis=1)
+            values = self._evaluate(inside.ravel() + 1, np.full(inside.size, decay))
+            below = values.reshape(inside.shape) <= targets[active, None]
             crossing = np.argmax(below, axis=1)
             rows = np.arange(active.size)
+            found = below[rows, crossing]
             high[active] = np.where(found, inside[rows, crossing], high[active])
-            before = np.where(found, crossing - 1, count - 1)
+            before = np.where(found, crossing - 1, count[:, 0] - 1)
             low[active] = np.where(before >= 0, inside[rows, np.maximum(before, 0)], low[active])
-        return high
 
     def _epsilon_upper(self, targets: np.ndarray) -> np.ndarray:
         size = self.masses.shape[0]
         result = np.full(targets.shape, math.inf)
-        first = int(self._index(np.array([-self.loss_error]), "right")[0])
+        first = self._index_one(-self.loss_error, "right")
         # The first breakpoint at positive eps where the (non-increasing) bound is at or
         # below each target, bracketed from the top down between the starts of the
         # suffix sums' segments (so that a tail query computes no more of them than
@@ -442,16 +465,14 @@ class LossPmf:
             high = self._first_at_or_below(targets, low, high)
         # Where even the first positive breakpoint is at or below the target (or there
         # is none), the answer may be 0: delta(0) decides.
-        at_first = np.flatnonzero(high <= first)
-        if at_first.size:
+        at_first = high <= first
+        if at_first.any():
             at_zero = self.delta(np.zeros(1))[0]
-            result[at_first[targets[at_first] >= at_zero]] = 0.0
-        open_ = np.flatnonzero(np.isinf(result) & (high < size))
+            result[at_first & (targets >= at_zero)] = 0.0
+        open_ = np.flatnonzero((result == math.inf) & (high < size))
         if open_.size == 0:
             return result
-        high = high[open_]
-        right = high
-        position = right - first
+        right = high[open_]
         target = targets[open_]
         s, w, c, o = self._segment(right)
         grow = 1 + self.mass_error
@@ -459,13 +480,13 @@ class LossPmf:
         with np.errstate(divide="ignore", invalid="ignore"):
             linear = (base + self.error_max * c) / (grow * w + self.error_max * o)
             capped = (base + self.error_l1) / (grow * w)
-        factor = np.fmin(linear, capped)
-        low = np.where(position > 0, self._loss_at(np.maximum(right - 1, 0)) + self.loss_error, 0.0)
-        high = self._loss_at(right) + self.loss_error
-        with np.errstate(divide="ignore", invalid="ignore"):
-            candidate = self._loss_at(right) + np.log(factor) + self.loss_error
+            factor = np.fmin(linear, capped)
+            at_right = self._loss_at(right)
+            low = np.where(right > first, self._loss_at(right - 1) + self.loss_error, 0.0)
+            high = at_right + self.loss_error
+            candidate = at_right + np.log(factor) + self.loss_error
         candidate = np.where(np.isfinite(candidate), candidate, high)
-        candidate = np.clip(candidate, low, high)
+        candidate = np.minimum(np.maximum(candidate, low), high)
         result[open_] = self._nudge(candidate, target, high, upward=True)
         return result
 
@@ -475,8 +496,8 @@ class LossPmf:
         beyond = self._grid_maxima(size)[1][-1]
         if beyond > 0.0:
             result[targets < beyond] = math.inf
-        first = int(self._index(np.array([self.loss_error]), "right")[0])
-        open_ = np.flatnonzero(np.isfinite(result))
+        first = self._index_one(self.loss_error, "right")
+        open_ = np.flatnonzero(result == 0.0)
         if open_.size == 0 or first >= size:
             return result
         # The breakpoint maxima (non-increasing) from the top down, until they exceed
@@ -488,7 +509,7 @@ class LossPmf:
             if low <= first or values[0] > goal:
                 break
             start = low - 1
-        zero = int(self._index(self._shifted(np.zeros(1)), "left")[0])
+        zero = self._index_one(self.loss_error, "left")
         if not (values[max(zero - low, 0)] > goal and goal < 1.0):
             # Otherwise every target is below the maxima at eps' = 0 (or above it, at
             # g_low), hence below delta(0) (the lower curve's value there is at
@@ -503,40 +524,40 @@ class LossPmf:
             -values[first + skip - low : size - low], -targets[open_], side="left"
         )
         found = position < size - first
-        # Above every breakpoint: the crossing lies beyond the last grid point.
-        last = open_[~found]
-        result[last] = self._nudge(
-            np.full(last.shape, self._loss_at(size - 1) - self.loss_error),
-            targets[last],
-            np.zeros(last.shape),
-            upward=False,
-        )
-        open_, position = open_[found], position[found]
+        if not found.all():
+            # Above every breakpoint: the crossing lies beyond the last grid point.
+            last = open_[~found]
+            result[last] = self._nudge(
+                np.full(last.shape, self._loss_at(size - 1) - self.loss_error),
+                targets[last],
+                np.zeros(last.shape),
+                upward=False,
+            )
+            open_, position = open_[found], position[found]
         right = first + position
         target = targets[open_]
         s, w, c, o = self._segment(right)
         shrink = 1 - self.mass_error
         base = shrink * s + self.infinity_mass - self._summation_error * s - self.junk_mass - target
-        low = np.where(position > 0, self._loss_at(np.maximum(right - 1, 0)) - self.loss_error, 0.0)
-        high = self._loss_at(right) - self.loss_error
-        low_factor = np.exp(np.minimum(low + self.loss_error - self._loss_at(right), 0.0))
+        at_right = self._loss_at(right)
+        low = np.where(position > 0, self._loss_at(right - 1) - self.loss_error, 0.0)
+        high = at_right - self.loss_error
+        low_factor = np.exp(np.minimum(low + self.loss_error - at_right, 0.0))
         # The raw lower bound is max(linear, capped) in factor = exp(eps' - g_right):
         # keep the largest factor in [low_factor, 1] where either exceeds the target.
         best = np.full(open_.shape, -np.inf)
-        for intercept, slope in (
-            (base - self.error_max * c, self.error_max * o - shrink * w),
-            (base - self.error_l1, -shrink * w),
-        ):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                root = np.minimum(-intercept / slope, 1.0)
-            at_top = np.where(intercept + slope > 0, 1.0, -np.inf)
-            factor = np.where(slope < 0, root, at_top)
-            factor = np.where(factor >= low_factor, factor, -np.inf)
-            best = np.maximum(best, factor)
         with np.errstate(divide="ignore", invalid="ignore"):
-            candidate = self._loss_at(right) + np.log(best) - self.loss_error
+            for intercept, slope in (
+                (base - self.error_max * c, self.error_max * o - shrink * w),
+                (base - self.error_l1, -shrink * w),
+            ):
+                root = np.minimum(-intercept / slope, 1.0)
+                at_top = np.where(intercept + slope > 0, 1.0, -np.inf)
+                factor = np.where(slope < 0, root, at_top)
+                best = np.maximum(best, np.where(factor >= low_factor, factor, -np.inf))
+            candidate = at_right + np.log(best) - self.loss_error
         candidate = np.where(np.isfinite(candidate), candidate, low)
-        candidate = np.clip(candidate, low, high)
+        candidate = np.minimum(np.maximum(candidate, low), high)
         result[open_] = self._nudge(candidate, target, low, upward=False)
         return result
 
@@ -544,26 +565,46 @@ class LossPmf:
         self, candidate: np.ndarray, target: np.ndarray, fallback: np.ndarray, *, upward: bool
     ) -> np.ndarray:
         """Move candidates until the bound is verified: ``delta(eps) <= target`` when
-        ``upward`` (upper bound), ``delta(eps) > target`` or ``eps == 0`` otherwise."""
+        ``upward`` (upper bound), ``delta(eps) > target`` or ``eps == 0`` otherwise.
+
+        Each candidate moves by steps growing ``_NUDGE_GROWTH``-fold from 4 ulps,
+        clamped at ``fallback``, until verified; the positions after each move are
+        the running sums of the steps (one addition each, as when moving one step at
+        a time), so a ladder of them is verified in one evaluation
+        (``_LADDER_FIRST`` rungs first, then the rest).
+        """
+        candidate = candidate.copy()
         if candidate.size == 0:
             return candidate
-        candidate = candidate.copy()
+        sign = 1.0 if upward else -1.0
+        first = 4 * _UNIT_ROUNDOFF * np.maximum(1.0, np.abs(candidate))
+        moves = sign * _NUDGE_GROWTH ** np.arange(_MAX_NUDGES, dtype=np.float64)
+        ladder = np.cumsum(
+            np.concatenate([candidate[:, None], first[:, None] * moves], axis=1), axis=1
+        )
+        if upward:
+            ladder = np.maximum(np.minimum(ladder, fallback[:, None]), 0.0)
+        else:
+            ladder = np.maximum(np.maximum(ladder, fallback[:, None]), 0.0)
+        bad = np.arange(candidate.size)
+        for rungs in (slice(0, _LADDER_FIRST), slice(_LADDER_FIRST, None)):
+            tried = ladder[bad, rungs]
+            bound = self.delta(tried.ravel()).reshape(tried.shape)
+            goal = target[bad, None]
+            passed = bound <= goal if upward else (bound > goal) | (tried <= 0.0)
+            rung = np.argmax(passed, axis=1)
+            rows = np.arange(bad.size)
+            done = passed[rows, rung]
+            candidate[bad[done]] = tried[rows[done], rung[done]]
+            bad = bad[~done]
+            if bad.size == 0:
+                return candidate
+        candidate[bad] = ladder[bad, -1]
 
         def failing(values: np.ndarray, goal: np.ndarray) -> np.ndarray:
             bound = self.delta(values)
             return bound > goal if upward else (bound <= goal) & (values > 0.0)
 
-        bad = np.flatnonzero(failing(candidate, target))
-        step = 4 * _UNIT_ROUNDOFF * np.maximum(1.0, np.abs(candidate))
-        for _ in range(_MAX_NUDGES):
-            if bad.size == 0:
-                return candidate
-            move = step[bad] if upward else -step[bad]
-            moved = candidate[bad] + move
-            moved = np.minimum(moved, fallback[bad]) if upward else np.maximum(moved, fallback[bad])
-            candidate[bad] = np.maximum(moved, 0.0)
-            step[bad] *= _NUDGE_GROWTH
-            bad = bad[failing(candidate[bad], target[bad])]
         # Still failing: walk to the neighbouring breakpoints, where the bound is known.
         while bad.size:
             points = self.losses + (self.loss_error if upward else -self.loss_error)
