@@ -482,3 +482,75 @@ def test_a_copy_with_other_error_terms_shares_the_suffix_sums_only():
         fresh = dataclasses.replace(pmf, **changes)
         np.testing.assert_array_equal(copy.delta(eps), fresh.delta(eps))
         assert copy.epsilon(1e-6) == fresh.epsilon(1e-6)
+
+
+def _nudge_one_step_at_a_time(pmf, candidate, target, fallback, upward):
+    """The nudge as first written: move, clamp, verify, one step at a time."""
+    candidate = candidate.copy()
+
+    def failing(values, goal):
+        bound = pmf.delta(values)
+        return bound > goal if upward else (bound <= goal) & (values > 0.0)
+
+    bad = np.flatnonzero(failing(candidate, target))
+    step = 4 * U * np.maximum(1.0, np.abs(candidate))
+    for _ in range(loss_pmf._MAX_NUDGES):
+        if bad.size == 0:
+            break
+        moved = candidate[bad] + (step[bad] if upward else -step[bad])
+        clamp = np.minimum if upward else np.maximum
+        candidate[bad] = np.maximum(clamp(moved, fallback[bad]), 0.0)
+        step[bad] *= loss_pmf._NUDGE_GROWTH
+        bad = bad[failing(candidate[bad], target[bad])]
+    return candidate, bad
+
+
+@pytest.mark.parametrize("bound", ["upper", "lower"])
+def test_nudge_ladder_is_the_one_step_walk(bound):
+    """The nudges verified as a ladder in one evaluation land on the same floats as
+    moving and verifying one step at a time, for candidates that pass at once,
+    after a few moves, at the clamp, or not at all within the ladder."""
+    masses = _random_masses(3000, 12) * (1 - 1e-6)
+    pmf = LossPmf(
+        1e-3,
+        -1200,
+        masses,
+        1e-6,
+        bound,
+        error_max=1e-17,
+        error_l1=1e-13,
+        loss_error=1e-12,
+        mass_error=1e-12,
+    )
+    rng = np.random.default_rng(13)
+    targets = 10.0 ** rng.uniform(-7, -0.5, 300)
+    exact = pmf.epsilon(targets)
+    finite = np.isfinite(exact) & (exact > 0)
+    targets, exact = targets[finite], exact[finite]
+    # Candidates around the verified answers: a few ulps to 1e-6 relative either side.
+    offsets = rng.choice([-1e-6, -1e-10, -1e-13, -4 * U, 0.0, 4 * U, 1e-12], targets.size)
+    candidate = exact * (1 + offsets)
+    fallback = exact * (
+        1 + rng.choice([1e-14, 1e-9, 1e-3], targets.size) * (1 if bound == "upper" else -1)
+    )
+    upward = bound == "upper"
+    walked, still = _nudge_one_step_at_a_time(pmf, candidate, targets, fallback, upward)
+    ladder = pmf._nudge(candidate, targets, fallback, upward=upward)
+    keep = np.setdiff1d(np.arange(targets.size), still)
+    np.testing.assert_array_equal(ladder[keep], walked[keep])
+    moved = np.flatnonzero(ladder != candidate)
+    assert moved.size > 10 and keep.size > 0.9 * targets.size
+
+
+def test_search_of_one_target_is_the_search_of_many():
+    """The breakpoint search of one target (its own loop) finds what the search of an
+    array of targets finds for it, however different their brackets."""
+    masses = _random_masses(50_000, 14)
+    pmf = LossPmf(1e-4, -20_000, masses, 0.0, "upper", error_l1=1e-14)
+    targets = np.array([0.3, 1e-3, 1e-6, 1e-9, 1e-12])
+    low = np.array([-1, 10, 20_000, 29_000, 40_000])
+    high = np.full(targets.size, masses.size)
+    many = pmf._first_at_or_below(targets, low, high)
+    for i in range(targets.size):
+        alone = pmf._first_at_or_below(targets[i : i + 1], low[i : i + 1], high[i : i + 1])
+        assert alone[0] == many[i]

@@ -416,6 +416,8 @@ class LossPmf:
         depend on its own bracket alone, so an array of targets gets, elementwise,
         the breakpoints each target would get alone."""
         decay = math.exp(-self.step)
+        if targets.size == 1:
+            return np.array([self._first_at_or_below_one(float(targets[0]), low[0], high[0])])
         low, high = low.copy(), high.copy()
         while True:
             gap = high - low
@@ -439,6 +441,25 @@ class LossPmf:
             high[active] = np.where(found, inside[rows, crossing], high[active])
             before = np.where(found, crossing - 1, count[:, 0] - 1)
             low[active] = np.where(before >= 0, inside[rows, np.maximum(before, 0)], low[active])
+
+    def _first_at_or_below_one(self, target: float, low: int, high: int) -> int:
+        """:meth:`_first_at_or_below` of one target (the same breakpoints, less glue)."""
+        decay = math.exp(-self.step)
+        low, high = int(low), int(high)
+        while high - low > 1:
+            gap = high - low
+            count = gap - 1 if gap - 1 <= _SEARCH_ALL else _SEARCH_POINTS
+            inside = np.minimum(
+                low + np.maximum(1, (np.arange(1, count + 1) * gap) // (count + 1)), high - 1
+            )
+            below = self._evaluate(inside + 1, np.full(count, decay)) <= target
+            crossing = int(below.argmax())
+            if below[crossing]:
+                high = int(inside[crossing])
+                low = int(inside[crossing - 1]) if crossing > 0 else low
+            else:
+                low = int(inside[-1])
+        return high
 
     def _epsilon_upper(self, targets: np.ndarray) -> np.ndarray:
         size = self.masses.shape[0]
@@ -582,10 +603,8 @@ class LossPmf:
         ladder = np.cumsum(
             np.concatenate([candidate[:, None], first[:, None] * moves], axis=1), axis=1
         )
-        if upward:
-            ladder = np.maximum(np.minimum(ladder, fallback[:, None]), 0.0)
-        else:
-            ladder = np.maximum(np.maximum(ladder, fallback[:, None]), 0.0)
+        clamp = np.minimum if upward else np.maximum
+        ladder[:, 1:] = np.maximum(clamp(ladder[:, 1:], fallback[:, None]), 0.0)
         bad = np.arange(candidate.size)
         for rungs in (slice(0, _LADDER_FIRST), slice(_LADDER_FIRST, None)):
             tried = ladder[bad, rungs]
