@@ -80,15 +80,24 @@ def test_scatter_matches_its_loop(step):
     assert ours[1][-1] >= mass[40:45].sum()
 
 
-def test_suffix_sums_numpy_and_compiled_agree():
-    masses = _masses(_kernels.COMPILED_SIZE + 777, 5)
-    step, block = 2e-3, 1024
-    numpy_sums = _kernels._suffix_sums_numpy(masses, step, block)
-    compiled = _kernels._compiled(_kernels._suffix_sums_loop)(masses, step, block)
+@pytest.mark.parametrize(
+    "size,step,block",
+    [(_kernels.COMPILED_SIZE + 777, 2e-3, 1024), (5000, 0.75, 800), (1, 1e-3, 1024)],
+)
+def test_suffix_sums_numpy_and_compiled_are_the_same_floats(size, step, block, monkeypatch):
+    """The same sums in the same order on the same powers: bit for bit, and a loaded loop
+    serves small grids with the numpy path's floats."""
+    masses = _masses(size, 5)
+    powers = np.arange(block + 1) * step
+    down, up = np.exp(-powers), np.exp(powers)
+    numpy_sums = _kernels._suffix_sums_numpy(masses, down, up, block)
+    compiled = _kernels._compiled(_kernels._suffix_sums_loop)(masses, down, up, block)
     for got, want in zip(numpy_sums, compiled, strict=True):
-        # The same sums in the same order, with powers from numpy's or libm's exp.
-        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0.0)
-    assert _kernels.suffix_sums(masses, step, block)[0][0] == compiled[0][0]
+        np.testing.assert_array_equal(got, want)
+    for loaded in (set(), {_kernels._suffix_sums_loop}):
+        monkeypatch.setattr(_kernels, "_LOADED", loaded)
+        for got, want in zip(_kernels.suffix_sums(masses, step, block), compiled, strict=True):
+            np.testing.assert_array_equal(got, want)
 
 
 def _contraction_cases():
@@ -210,7 +219,9 @@ def test_fast_length_is_the_smallest_even_smooth_length():
         assert length >= minimum and length % 2 == 0 and _smooth(length)
 
 
-def test_hockey_stick_numpy_and_compiled_agree():
+def test_hockey_stick_numpy_and_compiled_are_the_same_floats(monkeypatch):
+    """Elementwise the same operations on numpy's expm1 values: bit for bit, whichever
+    path serves the points."""
     masses = _masses(5000, 8)
     step = 1e-3
     mass_tail, weighted_tail = _kernels.suffix_sums(masses, step, 1024)
@@ -218,14 +229,16 @@ def test_hockey_stick_numpy_and_compiled_agree():
     index = rng.integers(0, masses.size + 1, 400)
     factor = np.exp(-step * rng.random(400))
     terms = (1e-12, 1e-9, 1e-13, 1e-16, 1e-12, 1e-13, 8.0)
-    compiled = _kernels._compiled(_kernels._hockey_stick_loop)
     for upper in (True, False):
-        ours = _kernels.hockey_stick_bound(
-            mass_tail, weighted_tail, index, factor, step, upper, terms
-        )
-        loop = compiled(mass_tail, weighted_tail, index, factor, step, upper, terms)
-        # Elementwise the same operations; expm1 from numpy or libm may differ by an ulp.
-        np.testing.assert_allclose(ours, loop, rtol=1e-15, atol=1e-300)
+        paths = []
+        for loaded in (set(), {_kernels._hockey_stick_loop}):
+            monkeypatch.setattr(_kernels, "_LOADED", loaded)
+            paths.append(
+                _kernels.hockey_stick_bound(
+                    mass_tail, weighted_tail, index, factor, step, upper, terms
+                )
+            )
+        np.testing.assert_array_equal(paths[0], paths[1])
 
 
 @pytest.mark.parametrize("rate", [-900.0, -3.0, 0.0, 0.4, 70.0])

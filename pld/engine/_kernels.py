@@ -8,7 +8,9 @@ process. Suffix sums and bounds of more than ``COMPILED_SIZE`` points run the
 same sums as single loops compiled by numba (serial,
 ``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
 ``shared/notes/measurements.md``): numpy's many passes cost 4-7x more there,
-in every query. The one sequential kernel, the contraction sweep of the lower
+in every query. Once a process has loaded the two query loops, they serve small
+inputs too; they take their powers and ``expm1`` values from numpy, so both
+paths give the same floats. The one sequential kernel, the contraction sweep of the lower
 bound, is plain Python source run compiled whenever numba is already loaded in
 the process (``"numba" in sys.modules``: 5-20 us against 0.2-0.7 ms interpreted
 on 500-2000 occupied cells; loading its cached code costs ~6 ms once, ~0.25 s
@@ -272,6 +274,24 @@ def _contract(cells, cell_mass, cell_theta, split, step, max_gap, grow, out):
         out[b_cell] += b_weight
 
 
+#: The query loops (suffix sums, bound on a segment) compiled, or loaded from numba's
+#: cache, in this process: from then on they serve inputs of every size.
+_LOADED: set[Callable[..., Any]] = set()
+
+
+def _query_loop(function: Callable[..., Any], size: int) -> Callable[..., Any] | None:
+    """The compiled ``function`` for an input of ``size`` points, or None (numpy).
+
+    Inputs of more than ``COMPILED_SIZE`` points load it; once loaded, it serves
+    smaller inputs too (a call costs microseconds, numpy's passes more). Both
+    paths give the same floats, so answers do not depend on which ran.
+    """
+    if size > COMPILED_SIZE or function in _LOADED:
+        _LOADED.add(function)
+        return _compiled(function)
+    return None
+
+
 def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray, np.ndarray]:
     """Suffix sums of the masses, plain and discounted by ``exp(-step)`` per grid point.
 
@@ -282,25 +302,28 @@ def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray
     ``exp(-step k)``, ``k <= block``, and carried from block to block, so the
     relative error of every term is at most ``block + 5`` units from its own block
     plus 4 units per block boundary crossed (docs/error-bounds.md §5); all terms
-    are non-negative and nothing overflows.
+    are non-negative and nothing overflows. The compiled loop and numpy run the
+    same operations in the same order on the same table of powers: the same floats.
     """
-    if masses.shape[0] > COMPILED_SIZE:
-        return _compiled(_suffix_sums_loop)(np.ascontiguousarray(masses), step, block)
-    return _suffix_sums_numpy(masses, step, block)
+    powers = np.arange(block + 1) * step
+    down = np.exp(-powers)
+    up = np.exp(powers)
+    loop = _query_loop(_suffix_sums_loop, masses.shape[0])
+    if loop is not None:
+        return loop(np.ascontiguousarray(masses, dtype=np.float64), down, up, block)
+    return _suffix_sums_numpy(masses, down, up, block)
 
 
 def _suffix_sums_numpy(
-    masses: np.ndarray, step: float, block: int
+    masses: np.ndarray, down: np.ndarray, up: np.ndarray, block: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`suffix_sums` vectorised (the same sums in the same order)."""
+    """:func:`suffix_sums` vectorised (the same sums in the same order); ``down[k] =
+    exp(-step k)`` and ``up[k] = exp(step k)`` for ``k <= block``."""
     size = masses.shape[0]
     mass_tail = np.zeros(size + 1)
     weighted_tail = np.zeros(size + 1)
     if size == 0:
         return mass_tail, weighted_tail
-    powers = np.arange(block + 1) * step
-    down = np.exp(-powers)
-    up = np.exp(powers)
     # Reversed, the blocks start at index 0 (the top block first) and each sums forwards.
     count = -(-size // block)
     padded = np.zeros(count * block)
@@ -331,16 +354,11 @@ def _suffix_sums_numpy(
     return mass_tail, weighted_tail
 
 
-def _suffix_sums_loop(masses, step, block):  # pragma: no cover - compiled
-    """:func:`suffix_sums` as one loop (compiled by numba, for large grids)."""
+def _suffix_sums_loop(masses, down, up, block):  # pragma: no cover - compiled
+    """:func:`suffix_sums` as one loop (compiled by numba)."""
     size = masses.shape[0]
     mass_tail = np.zeros(size + 1)
     weighted_tail = np.zeros(size + 1)
-    down = np.empty(block + 1)
-    up = np.empty(block + 1)
-    for k in range(block + 1):
-        down[k] = math.exp(-step * k)
-        up[k] = math.exp(step * k)
     carry_mass = 0.0
     carry_weighted = 0.0
     end = size
@@ -363,13 +381,12 @@ def _suffix_sums_loop(masses, step, block):  # pragma: no cover - compiled
 
 
 def _hockey_stick_loop(
-    mass_tail, weighted_tail, index, factor, step, upper, terms
+    mass_tail, weighted_tail, index, factor, ones, upper, terms
 ):  # pragma: no cover - compiled
-    """:func:`hockey_stick_bound` as one loop (compiled by numba, for many points)."""
+    """:func:`hockey_stick_bound` as one loop (compiled by numba); ``ones`` from numpy."""
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
     unit = 2.0**-53
-    denominator = -math.expm1(-step)
     out = np.empty(index.shape[0])
     for k in range(index.shape[0]):
         i = index[k]
@@ -379,11 +396,10 @@ def _hockey_stick_loop(
         if finite < 0.0:
             finite = 0.0
         count = float(size - i)
-        ones = -math.expm1(-step * (size - i)) / denominator
-        weight_sum = count - x * ones
+        weight_sum = count - x * ones[k]
         if weight_sum < 0.0:
             weight_sum = 0.0
-        weight_sum += 4.0 * unit * (count + ones)
+        weight_sum += 4.0 * unit * (count + ones[k])
         slack = error_max * weight_sum
         if slack > error_l1:
             slack = error_l1
@@ -414,24 +430,26 @@ def hockey_stick_bound(
     ``(1 - exp(eps' - g_j))_+`` sum to ``count - factor * ones`` in closed form.
     ``terms`` holds ``(mass_error, infinity_mass, junk_mass, error_max, error_l1,
     summation_error, final_rounding)`` (see :class:`pld.engine.loss_pmf.LossPmf`).
+    The compiled loop and numpy give the same floats (``ones`` from numpy for both).
     """
-    if index.shape[0] > COMPILED_SIZE:
-        return _compiled(_hockey_stick_loop)(
+    size = mass_tail.shape[0] - 1
+    remaining = size - index
+    ones = -np.expm1(-step * remaining) / -math.expm1(-step)
+    loop = _query_loop(_hockey_stick_loop, index.shape[0])
+    if loop is not None:
+        return loop(
             mass_tail,
             weighted_tail,
             np.ascontiguousarray(index, dtype=np.int64),
             np.ascontiguousarray(factor, dtype=np.float64),
-            step,
+            ones,
             upper,
             terms,
         )
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
-    size = mass_tail.shape[0] - 1
-    remaining = size - index
     tail = mass_tail[index]
     finite = np.maximum(tail - factor * weighted_tail[index], 0.0)
     count = remaining.astype(np.float64)
-    ones = -np.expm1(-step * remaining) / -math.expm1(-step)
     weight_sum = np.maximum(count - factor * ones, 0.0) + 4.0 * _UNIT_ROUNDOFF * (count + ones)
     slack = np.minimum(error_max * weight_sum, error_l1) + summation * tail
     if upper:
