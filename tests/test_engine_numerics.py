@@ -413,6 +413,8 @@ def test_arithmetic_grid_index_is_searchsorted(offset, step):
         assert "losses" not in pmf.__dict__
         found = pmf._index(values, side)
         np.testing.assert_array_equal(found, np.searchsorted(losses, values, side=side))
+        one = [pmf._index_one(float(value), side) for value in values]
+        np.testing.assert_array_equal(one, found)
     np.testing.assert_array_equal(pmf._loss_at(picks), grid)
 
 
@@ -554,3 +556,29 @@ def test_search_of_one_target_is_the_search_of_many():
     for i in range(targets.size):
         alone = pmf._first_at_or_below(targets[i : i + 1], low[i : i + 1], high[i : i + 1])
         assert alone[0] == many[i]
+
+
+@pytest.mark.parametrize("bound", ["upper", "lower"])
+def test_delta_of_one_eps_is_its_value_in_an_array(bound):
+    """One eps is answered in Python floats: bit for bit its value in an array, on grid
+    points, between them, beyond both ends and where the error terms dominate."""
+    masses = _random_masses(5000, 15) * (1 - 1e-7)
+    pmf = LossPmf(
+        1e-3,
+        -2000,
+        masses,
+        1e-7 if bound == "upper" else 0.0,
+        bound,
+        junk_mass=1e-14 if bound == "lower" else 0.0,
+        error_max=1e-18,
+        error_l1=1e-13,
+        loss_error=1e-12,
+        mass_error=1e-12,
+    )
+    rng = np.random.default_rng(16)
+    grid = (pmf.offset + rng.integers(0, masses.size, 200)) * pmf.step
+    eps = np.concatenate([grid, grid + 1e-12, rng.uniform(-3.0, 3.5, 300), [-50.0, 0.0, 40.0]])
+    together = pmf.delta(eps)
+    alone = np.array([pmf.delta(np.array([value]))[0] for value in eps])
+    np.testing.assert_array_equal(alone, together)
+    assert np.count_nonzero(together) > 100

@@ -35,10 +35,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pld.engine import _point_queries
+from pld.engine._point_queries import FINAL_ROUNDING as _FINAL_ROUNDING
+from pld.engine._point_queries import MAX_NUDGES as _MAX_NUDGES
+from pld.engine._point_queries import NUDGE_GROWTH as _NUDGE_GROWTH
+
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
-#: Extra relative rounding, in units of u, of the final few additions and
-#: products that turn the suffix sums into a bound (each errs by at most u).
-_FINAL_ROUNDING = 8.0
 #: Suffix sums are computed for the top this many points first (rounded up to
 #: whole blocks), then for four times as many at a time (:meth:`LossPmf._suffix_from`).
 _SUFFIX_FIRST = 4096
@@ -46,13 +48,6 @@ _SUFFIX_FIRST = 4096
 #: and the largest loss span of a block in nats (keeps exp(+-span) normal).
 _SUFFIX_BLOCK = 1024
 _SUFFIX_SPAN = 600.0
-#: Most times a candidate eps is nudged (by steps growing _NUDGE_GROWTH-fold from
-#: 4 ulps) before the query falls back to the neighbouring breakpoint, where the
-#: bound was evaluated. The closed-form candidate misses the bound's last rounding
-#: terms, about 1e-13 relative: four-fold steps get there in about five tries,
-#: overshooting by at most four times that.
-_MAX_NUDGES = 64
-_NUDGE_GROWTH = 4.0
 #: Positions (the candidate and its first moves) verified by the first evaluation.
 _LADDER_FIRST = 8
 #: eps queries locate the crossing breakpoint by a search that evaluates this many
@@ -358,6 +353,8 @@ class LossPmf:
         breakpoints, still a lower bound because the true delta is non-increasing.
         """
         eps = np.asarray(eps, dtype=np.float64)
+        if eps.shape == (1,):
+            return np.array([_point_queries.delta(self, float(eps[0]))])
         shifted = self._shifted(eps)
         raw = self._raw_delta(shifted)
         if self.bound == "lower" and raw.size:
@@ -379,6 +376,14 @@ class LossPmf:
         """
         scalar = np.ndim(delta) == 0
         targets = np.atleast_1d(np.asarray(delta, dtype=np.float64))
+        if targets.shape == (1,):
+            one = (
+                _point_queries.epsilon_upper
+                if self.bound == "upper"
+                else _point_queries.epsilon_lower
+            )
+            value = one(self, float(targets[0]))
+            return value if scalar else np.array([value])
         if self.bound == "upper":
             result = self._epsilon_upper(targets)
         else:
@@ -392,8 +397,9 @@ class LossPmf:
             return size
         if math.isinf(value):
             return size if value > 0 else 0
-        index = min(max(math.floor(value / self.step) - self.offset, 0), size)
         offset, step = self.offset, self.step
+        ratio = value / step - offset
+        index = size if ratio >= size else (int(ratio) if ratio > 0.0 else 0)
         if side == "right":
             while index < size and (offset + index) * step <= value:
                 index += 1
@@ -619,12 +625,18 @@ class LossPmf:
             if bad.size == 0:
                 return candidate
         candidate[bad] = ladder[bad, -1]
+        return self._walk_to_breakpoints(candidate, target, bad, upward=upward)
+
+    def _walk_to_breakpoints(
+        self, candidate: np.ndarray, target: np.ndarray, bad: np.ndarray, *, upward: bool
+    ) -> np.ndarray:
+        """Candidates ``bad``, still unverified after every nudge, moved to the
+        neighbouring breakpoints (where the bound is known) until verified."""
 
         def failing(values: np.ndarray, goal: np.ndarray) -> np.ndarray:
             bound = self.delta(values)
             return bound > goal if upward else (bound <= goal) & (values > 0.0)
 
-        # Still failing: walk to the neighbouring breakpoints, where the bound is known.
         while bad.size:
             points = self.losses + (self.loss_error if upward else -self.loss_error)
             if upward:
