@@ -434,7 +434,10 @@ def hockey_stick_bound(
     """
     size = mass_tail.shape[0] - 1
     remaining = size - index
-    ones = -np.expm1(-step * remaining) / -math.expm1(-step)
+    # -expm1(-step r) / -expm1(-step) in place (negating both is exact).
+    ones = np.multiply(remaining, -step)
+    np.expm1(ones, out=ones)
+    np.divide(ones, math.expm1(-step), out=ones)
     loop = _query_loop(_hockey_stick_loop, index.shape[0])
     if loop is not None:
         return loop(
