@@ -91,7 +91,8 @@ def test_suffix_sums_numpy_and_compiled_are_the_same_floats(size, step, block, m
     powers = np.arange(block + 1) * step
     down, up = np.exp(-powers), np.exp(powers)
     numpy_sums = _kernels._suffix_sums_numpy(masses, down, up, block)
-    compiled = _kernels._compiled(_kernels._suffix_sums_loop)(masses, down, up, block)
+    compiled = (np.full(size + 1, np.nan), np.full(size + 1, np.nan))
+    _kernels._compiled(_kernels._suffix_sums_loop)(masses, down, up, block, *compiled)
     for got, want in zip(numpy_sums, compiled, strict=True):
         np.testing.assert_array_equal(got, want)
     for loaded in (set(), {_kernels._suffix_sums_loop}):
@@ -356,3 +357,32 @@ def test_discretise_shortcut_and_general_path_agree():
         np.testing.assert_array_equal(ours.masses, theirs.masses)
     assert fast[0].infinity_mass == fast[1].infinity_mass == 0.0
     assert general[0].infinity_mass == general[1].infinity_mass == 1e-3
+
+
+@pytest.mark.parametrize("beyond,carry", [(True, -math.inf), (False, 0.02), (False, -math.inf)])
+def test_breakpoint_maxima_paths_are_the_same_floats(beyond, carry, monkeypatch):
+    """The running maxima of the bound at breakpoints, numpy or one compiled loop: bit for
+    bit, and the suffix maximum of the bound evaluated point by point."""
+    masses = _masses(6000, 17)
+    step = 1e-3
+    mass_tail, weighted_tail = _kernels.suffix_sums(masses, step, 1024)
+    terms = (1e-12, 1e-9, 1e-13, 1e-17, 1e-12, 1e-13, 8.0)
+    index, count = 1500, 4000
+    monkeypatch.setattr(_kernels, "_MAXIMA_BLOCK", 1000)
+    for upper in (True, False):
+        paths = []
+        for loaded in (set(), {_kernels._maxima_loop}):
+            monkeypatch.setattr(_kernels, "_LOADED", loaded)
+            out = np.empty(count + beyond)
+            _kernels.breakpoint_maxima(
+                mass_tail, weighted_tail, index, count, beyond, step, upper, terms, carry, out
+            )
+            paths.append(out)
+        np.testing.assert_array_equal(paths[0], paths[1])
+        points = np.append(np.arange(index, index + count), [masses.size] if beyond else [])
+        factor = np.where(points < masses.size, math.exp(-step), 1.0)
+        direct = _kernels.hockey_stick_bound(
+            mass_tail, weighted_tail, points.astype(np.int64), factor, step, upper, terms
+        )
+        expected = np.maximum.accumulate(np.append(direct, carry)[::-1])[::-1][:-1]
+        np.testing.assert_array_equal(paths[0], expected)

@@ -292,7 +292,9 @@ def _query_loop(function: Callable[..., Any], size: int) -> Callable[..., Any] |
     return None
 
 
-def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray, np.ndarray]:
+def suffix_sums(
+    masses: np.ndarray, step: float, block: int, out: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Suffix sums of the masses, plain and discounted by ``exp(-step)`` per grid point.
 
     Returns ``(mass_tail, weighted_tail)`` of length ``n + 1`` (index ``n`` holds
@@ -304,14 +306,25 @@ def suffix_sums(masses: np.ndarray, step: float, block: int) -> tuple[np.ndarray
     plus 4 units per block boundary crossed (docs/error-bounds.md §5); all terms
     are non-negative and nothing overflows. The compiled loop and numpy run the
     same operations in the same order on the same table of powers: the same floats.
+    ``out``: two arrays of length ``n + 1`` to fill (the compiled loop writes
+    there directly) and return.
     """
     powers = np.arange(block + 1) * step
     down = np.exp(-powers)
     up = np.exp(powers)
-    loop = _query_loop(_suffix_sums_loop, masses.shape[0])
-    if loop is not None:
-        return loop(np.ascontiguousarray(masses, dtype=np.float64), down, up, block)
-    return _suffix_sums_numpy(masses, down, up, block)
+    size = masses.shape[0]
+    loop = _query_loop(_suffix_sums_loop, size)
+    if loop is None:
+        sums = _suffix_sums_numpy(masses, down, up, block)
+        if out is None:
+            return sums
+        out[0][:] = sums[0]
+        out[1][:] = sums[1]
+        return out
+    if out is None:
+        out = (np.empty(size + 1), np.empty(size + 1))
+    loop(np.ascontiguousarray(masses, dtype=np.float64), down, up, block, out[0], out[1])
+    return out
 
 
 def _suffix_sums_numpy(
@@ -354,11 +367,13 @@ def _suffix_sums_numpy(
     return mass_tail, weighted_tail
 
 
-def _suffix_sums_loop(masses, down, up, block):  # pragma: no cover - compiled
-    """:func:`suffix_sums` as one loop (compiled by numba)."""
+def _suffix_sums_loop(
+    masses, down, up, block, mass_tail, weighted_tail
+):  # pragma: no cover - compiled
+    """:func:`suffix_sums` as one loop (compiled by numba), into the arrays given."""
     size = masses.shape[0]
-    mass_tail = np.zeros(size + 1)
-    weighted_tail = np.zeros(size + 1)
+    mass_tail[size] = 0.0
+    weighted_tail[size] = 0.0
     carry_mass = 0.0
     carry_weighted = 0.0
     end = size
@@ -460,6 +475,107 @@ def hockey_stick_bound(
         return value * (1.0 + final * _UNIT_ROUNDOFF)
     value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
     return value - final * _UNIT_ROUNDOFF * np.abs(value)
+
+
+#: Points per call of the compiled maxima loop: its ``expm1`` values come from numpy
+#: in temporaries this small, which stay in the allocator's reach (fresh pages of
+#: megabyte temporaries cost more than the loop).
+_MAXIMA_BLOCK = 8192
+
+
+def _maxima_loop(
+    mass_tail, weighted_tail, index, low, high, count, decay, ones, upper, terms, running, out
+):  # pragma: no cover - compiled
+    """:func:`breakpoint_maxima` for points ``low <= p < high``, from the top down,
+    continuing ``running`` (compiled by numba); returns the maximum so far."""
+    mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
+    size = mass_tail.shape[0] - 1
+    unit = 2.0**-53
+    for p in range(high - 1, low - 1, -1):
+        i = index + p if p < count else size
+        x = decay if p < count else 1.0
+        tail = mass_tail[i]
+        finite = tail - x * weighted_tail[i]
+        if finite < 0.0:
+            finite = 0.0
+        count_i = float(size - i)
+        weight_sum = count_i - x * ones[p - low]
+        if weight_sum < 0.0:
+            weight_sum = 0.0
+        weight_sum += 4.0 * unit * (count_i + ones[p - low])
+        slack = error_max * weight_sum
+        if slack > error_l1:
+            slack = error_l1
+        slack += summation * tail
+        if upper:
+            value = finite * (1.0 + mass_error) + infinity_mass + slack
+            value = value * (1.0 + final * unit)
+        else:
+            value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
+            value = value - final * unit * abs(value)
+        if value > running:
+            running = value
+        out[p] = running
+    return running
+
+
+def breakpoint_maxima(
+    mass_tail: np.ndarray,
+    weighted_tail: np.ndarray,
+    index: int,
+    count: int,
+    beyond: bool,
+    step: float,
+    upper: bool,
+    terms: tuple[float, ...],
+    carry: float,
+    out: np.ndarray,
+) -> None:
+    """Running maxima, from the top down, of the bound at consecutive breakpoints.
+
+    The points are ``index + p`` for ``p < count`` at ``factor = exp(-step)`` (the
+    bound at the grid point below each index) and, if ``beyond``, the end of the
+    suffix arrays at ``factor = 1``; ``out[p]`` becomes the largest bound at points
+    ``>= p`` and ``carry`` (the maxima above them; ``-inf`` for none). The bound
+    is :func:`hockey_stick_bound`'s; the compiled loop and numpy give the same floats.
+    """
+    size = mass_tail.shape[0] - 1
+    total = count + (1 if beyond else 0)
+    loop = _query_loop(_maxima_loop, total)
+    if loop is None:
+        points = np.arange(index, index + total)
+        factor = np.full(total, math.exp(-step))
+        if beyond:
+            points[-1] = size
+            factor[-1] = 1.0
+        values = hockey_stick_bound(mass_tail, weighted_tail, points, factor, step, upper, terms)
+        values[-1] = max(values[-1], carry)
+        np.maximum.accumulate(values[::-1], out=out[::-1])
+        return
+    decay, denominator = math.exp(-step), math.expm1(-step)
+    running = carry
+    for high in range(total, 0, -_MAXIMA_BLOCK):
+        low = max(0, high - _MAXIMA_BLOCK)
+        # -expm1(-step r) / -expm1(-step) as hockey_stick_bound computes it.
+        ones = np.multiply(np.arange(size - index - low, size - index - high, -1), -step)
+        if beyond and high == total:
+            ones[-1] = -0.0
+        np.expm1(ones, out=ones)
+        np.divide(ones, denominator, out=ones)
+        running = loop(
+            mass_tail,
+            weighted_tail,
+            index,
+            low,
+            high,
+            count,
+            decay,
+            ones,
+            upper,
+            terms,
+            running,
+            out,
+        )
 
 
 def suffix_maximum(values: np.ndarray) -> np.ndarray:

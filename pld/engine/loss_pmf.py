@@ -201,10 +201,9 @@ class LossPmf:
             have = cache[0]
             if low >= have:
                 continue
+            # The sums from low to the top, written over the (equal) ones above have.
             masses = np.ascontiguousarray(self.masses[low:], dtype=np.float64)
-            mass_tail, weighted_tail = suffix_sums(masses, self.step, self._block)
-            cache[1][low:have] = mass_tail[: have - low]
-            cache[2][low:have] = weighted_tail[: have - low]
+            suffix_sums(masses, self.step, self._block, (cache[1][low:], cache[2][low:]))
             cache[0] = low
         first = cache[0]
         return first, cache[1][first:], cache[2][first:]
@@ -245,6 +244,19 @@ class LossPmf:
         discounted = 0 if size <= 1 else length + 6 + 4 * crossings
         return (plain + discounted + 5) * _UNIT_ROUNDOFF
 
+    @property
+    def _terms(self) -> tuple[float, ...]:
+        """The error terms as :func:`pld.engine._kernels.hockey_stick_bound` takes them."""
+        return (
+            self.mass_error,
+            self.infinity_mass,
+            self.junk_mass,
+            self.error_max,
+            self.error_l1,
+            self._summation_error,
+            _FINAL_ROUNDING,
+        )
+
     def _evaluate(self, index: np.ndarray, factor: np.ndarray) -> np.ndarray:
         """The bound on the segment ``index`` at ``factor = exp(eps' - g_index)``.
 
@@ -260,15 +272,6 @@ class LossPmf:
         first, mass_tail, weighted_tail = self._suffix_from(
             int(index.min()) if index.size else self.masses.shape[0]
         )
-        terms = (
-            self.mass_error,
-            self.infinity_mass,
-            self.junk_mass,
-            self.error_max,
-            self.error_l1,
-            self._summation_error,
-            _FINAL_ROUNDING,
-        )
         return hockey_stick_bound(
             mass_tail,
             weighted_tail,
@@ -276,7 +279,7 @@ class LossPmf:
             np.ascontiguousarray(factor, dtype=np.float64),
             self.step,
             self.bound == "upper",
-            terms,
+            self._terms,
         )
 
     def _segment(self, index: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -311,22 +314,13 @@ class LossPmf:
         size = self.masses.shape[0]
         return [size + 1, np.empty(size + 1)]
 
-    def _breakpoint_values(self, start: int, stop: int) -> np.ndarray:
-        """The raw bound at ``eps' = g_k`` for ``start <= k < stop`` (``k = n``: beyond
-        the last grid point)."""
-        size = self.masses.shape[0]
-        index = np.arange(start + 1, min(stop, size) + 1)
-        factor = np.full(index.shape, math.exp(-self.step))
-        if stop > size:
-            index = np.append(index, size)
-            factor = np.append(factor, 1.0)
-        return self._evaluate(index, factor)
-
     def _grid_maxima(self, start: int) -> tuple[int, np.ndarray]:
         """Lower bound: ``max_{k >= j}`` of the raw bound at ``eps' = g_k`` for ``j`` from
         (at most) ``start`` to ``n``, the value of the lower curve at its breakpoints
         (index ``n``: beyond the last grid point). Returns ``(first, values)`` with
         ``values[j - first]``; computed from the top down, as far as asked, and kept."""
+        from pld.engine._kernels import breakpoint_maxima
+
         cache = self._maxima
         size = self.masses.shape[0]
         start = max(start, 0)
@@ -338,10 +332,20 @@ class LossPmf:
             low = max(0, have - max(_MAXIMA_CHUNK, size + 1 - have))
             if low < _MAXIMA_CHUNK // 2:
                 low = 0  # the rest in the same chunk: a call costs more than it saves
-            chunk = self._breakpoint_values(low, have)
-            if have <= size:
-                chunk[-1] = max(chunk[-1], values[have])
-            np.maximum.accumulate(chunk[::-1], out=values[low:have][::-1])
+            stop = min(have, size)
+            first, mass_tail, weighted_tail = self._suffix_from(min(low + 1, size))
+            breakpoint_maxima(
+                mass_tail,
+                weighted_tail,
+                low + 1 - first,
+                stop - low,
+                have > size,
+                self.step,
+                self.bound == "upper",
+                self._terms,
+                float(values[have]) if have <= size else -math.inf,
+                values[low:have],
+            )
             cache[0] = low
         return cache[0], values[cache[0] :]
 
