@@ -92,7 +92,7 @@ def test_suffix_sums_numpy_and_compiled_are_the_same_floats(size, step, block, m
     down, up = np.exp(-powers), np.exp(powers)
     numpy_sums = _kernels._suffix_sums_numpy(masses, down, up, block)
     compiled = (np.full(size + 1, np.nan), np.full(size + 1, np.nan))
-    _kernels._compiled(_kernels._suffix_sums_loop)(masses, down, up, block, *compiled)
+    _kernels._compiled(_kernels._suffix_sums_loop)(masses, down, up, block, *compiled, size)
     for got, want in zip(numpy_sums, compiled, strict=True):
         np.testing.assert_array_equal(got, want)
     for loaded in (set(), {_kernels._suffix_sums_loop}):

@@ -293,7 +293,11 @@ def _query_loop(function: Callable[..., Any], size: int) -> Callable[..., Any] |
 
 
 def suffix_sums(
-    masses: np.ndarray, step: float, block: int, out: tuple[np.ndarray, np.ndarray] | None = None
+    masses: np.ndarray,
+    step: float,
+    block: int,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
+    known: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Suffix sums of the masses, plain and discounted by ``exp(-step)`` per grid point.
 
@@ -307,7 +311,9 @@ def suffix_sums(
     are non-negative and nothing overflows. The compiled loop and numpy run the
     same operations in the same order on the same table of powers: the same floats.
     ``out``: two arrays of length ``n + 1`` to fill (the compiled loop writes
-    there directly) and return.
+    there directly) and return; ``known``: ``out`` already holds these sums from
+    this index (a multiple of ``block`` below ``n``) up, which the compiled loop
+    carries down from instead of summing them again.
     """
     powers = np.arange(block + 1) * step
     down = np.exp(-powers)
@@ -321,9 +327,11 @@ def suffix_sums(
         out[0][:] = sums[0]
         out[1][:] = sums[1]
         return out
+    if out is None or known is None:
+        known = size
     if out is None:
         out = (np.empty(size + 1), np.empty(size + 1))
-    loop(np.ascontiguousarray(masses, dtype=np.float64), down, up, block, out[0], out[1])
+    loop(np.ascontiguousarray(masses, dtype=np.float64), down, up, block, out[0], out[1], known)
     return out
 
 
@@ -368,15 +376,17 @@ def _suffix_sums_numpy(
 
 
 def _suffix_sums_loop(
-    masses, down, up, block, mass_tail, weighted_tail
+    masses, down, up, block, mass_tail, weighted_tail, known
 ):  # pragma: no cover - compiled
-    """:func:`suffix_sums` as one loop (compiled by numba), into the arrays given."""
+    """:func:`suffix_sums` as one loop (compiled by numba), into the arrays given, from
+    the block boundary ``known`` down (the sums above it given)."""
     size = masses.shape[0]
-    mass_tail[size] = 0.0
-    weighted_tail[size] = 0.0
-    carry_mass = 0.0
-    carry_weighted = 0.0
-    end = size
+    if known == size:
+        mass_tail[size] = 0.0
+        weighted_tail[size] = 0.0
+    carry_mass = mass_tail[known]
+    carry_weighted = weighted_tail[known]
+    end = known
     while end > 0:
         start = max(0, end - block)
         mass = 0.0

@@ -201,9 +201,11 @@ class LossPmf:
             have = cache[0]
             if low >= have:
                 continue
-            # The sums from low to the top, written over the (equal) ones above have.
+            # The sums from low to have, carried down from those above have (numpy
+            # sums them again, to the same floats).
             masses = np.ascontiguousarray(self.masses[low:], dtype=np.float64)
-            suffix_sums(masses, self.step, self._block, (cache[1][low:], cache[2][low:]))
+            out = (cache[1][low:], cache[2][low:])
+            suffix_sums(masses, self.step, self._block, out, have - low)
             cache[0] = low
         first = cache[0]
         return first, cache[1][first:], cache[2][first:]
