@@ -556,6 +556,7 @@ def test_search_of_one_target_is_the_search_of_many():
     for i in range(targets.size):
         alone = pmf._first_at_or_below(targets[i : i + 1], low[i : i + 1], high[i : i + 1])
         assert alone[0] == many[i]
+        assert pmf._first_at_or_below_one(float(targets[i]), low[i], high[i]) == many[i]
 
 
 @pytest.mark.parametrize("bound", ["upper", "lower"])
@@ -582,3 +583,29 @@ def test_delta_of_one_eps_is_its_value_in_an_array(bound):
     alone = np.array([pmf.delta(np.array([value]))[0] for value in eps])
     np.testing.assert_array_equal(alone, together)
     assert np.count_nonzero(together) > 100
+
+
+@pytest.mark.parametrize("bound", ["upper", "lower"])
+@pytest.mark.parametrize("infinity", [0.0, 3e-9])
+def test_epsilon_of_one_delta_is_its_value_in_an_array(bound, infinity):
+    """One delta is answered in Python floats: bit for bit its value in an array, from
+    delta = 1 to below the mass at +inf and the error floor."""
+    masses = _random_masses(6000, 18) * (1 - infinity)
+    pmf = LossPmf(
+        5e-4,
+        -2500,
+        masses,
+        infinity if bound == "upper" else 0.0,
+        bound,
+        junk_mass=1e-15 if bound == "lower" else 0.0,
+        error_max=1e-18,
+        error_l1=1e-13,
+        loss_error=1e-12,
+        mass_error=1e-12,
+    )
+    rng = np.random.default_rng(19)
+    targets = np.concatenate([10.0 ** rng.uniform(-16, 0, 200), [1.0, 0.5, infinity or 1e-300]])
+    together = pmf.epsilon(targets)
+    alone = np.array([pmf.epsilon(float(target)) for target in targets])
+    np.testing.assert_array_equal(alone, together)
+    assert np.count_nonzero(np.isfinite(together) & (together > 0)) > 100

@@ -428,8 +428,6 @@ class LossPmf:
         depend on its own bracket alone, so an array of targets gets, elementwise,
         the breakpoints each target would get alone."""
         decay = math.exp(-self.step)
-        if targets.size == 1:
-            return np.array([self._first_at_or_below_one(float(targets[0]), low[0], high[0])])
         low, high = low.copy(), high.copy()
         while True:
             gap = high - low
