@@ -226,6 +226,7 @@ def test_hockey_stick_numpy_and_compiled_are_the_same_floats(monkeypatch):
     masses = _masses(5000, 8)
     step = 1e-3
     mass_tail, weighted_tail = _kernels.suffix_sums(masses, step, 1024)
+    ones = _ones(masses.size, step)
     rng = np.random.default_rng(9)
     index = rng.integers(0, masses.size + 1, 400)
     factor = np.exp(-step * rng.random(400))
@@ -236,7 +237,7 @@ def test_hockey_stick_numpy_and_compiled_are_the_same_floats(monkeypatch):
             monkeypatch.setattr(_kernels, "_LOADED", loaded)
             paths.append(
                 _kernels.hockey_stick_bound(
-                    mass_tail, weighted_tail, index, factor, step, upper, terms
+                    mass_tail, weighted_tail, ones, index, factor, upper, terms
                 )
             )
         np.testing.assert_array_equal(paths[0], paths[1])
@@ -368,21 +369,54 @@ def test_breakpoint_maxima_paths_are_the_same_floats(beyond, carry, monkeypatch)
     mass_tail, weighted_tail = _kernels.suffix_sums(masses, step, 1024)
     terms = (1e-12, 1e-9, 1e-13, 1e-17, 1e-12, 1e-13, 8.0)
     index, count = 1500, 4000
-    monkeypatch.setattr(_kernels, "_MAXIMA_BLOCK", 1000)
+    ones = _ones(masses.size, step)
     for upper in (True, False):
         paths = []
         for loaded in (set(), {_kernels._maxima_loop}):
             monkeypatch.setattr(_kernels, "_LOADED", loaded)
             out = np.empty(count + beyond)
             _kernels.breakpoint_maxima(
-                mass_tail, weighted_tail, index, count, beyond, step, upper, terms, carry, out
+                mass_tail, weighted_tail, ones, index, count, beyond, step, upper, terms, carry, out
             )
             paths.append(out)
         np.testing.assert_array_equal(paths[0], paths[1])
         points = np.append(np.arange(index, index + count), [masses.size] if beyond else [])
         factor = np.where(points < masses.size, math.exp(-step), 1.0)
         direct = _kernels.hockey_stick_bound(
-            mass_tail, weighted_tail, points.astype(np.int64), factor, step, upper, terms
+            mass_tail, weighted_tail, ones, points.astype(np.int64), factor, upper, terms
         )
         expected = np.maximum.accumulate(np.append(direct, carry)[::-1])[::-1][:-1]
         np.testing.assert_array_equal(paths[0], expected)
+
+
+def _ones(size: int, step: float) -> np.ndarray:
+    ones = np.zeros(size + 1)
+    _kernels.geometric_sums(size, 0, size, step, ones[:size])
+    return ones
+
+
+def test_geometric_sums_are_the_closed_form():
+    """The discounted ones, in place, against the closed form and a direct sum."""
+    ones = _ones(3000, 2e-3)
+    remaining = 3000 - np.arange(3001)
+    np.testing.assert_array_equal(ones, -np.expm1(-2e-3 * remaining) / -math.expm1(-2e-3))
+    direct = np.cumsum(np.exp(-2e-3 * np.arange(3000)))[::-1]
+    np.testing.assert_allclose(ones[:-1], direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_breakpoint_search_paths_are_the_same(upper, monkeypatch):
+    """The compiled search visits the breakpoints of the numpy rounds: the same crossing."""
+    from pld.engine.loss_pmf import LossPmf
+
+    masses = _masses(9000, 20)
+    pmf = LossPmf(1e-3, -3000, masses, 1e-9, "upper" if upper else "lower", error_l1=1e-13)
+    rng = np.random.default_rng(21)
+    for target in 10.0 ** rng.uniform(-12, -0.3, 40):
+        low = int(rng.integers(-1, 50))
+        found = []
+        for loaded in (set(), {_kernels._search_loop}):
+            monkeypatch.setattr(_kernels, "_LOADED", loaded)
+            found.append(pmf._first_at_or_below_one(float(target), low, 9000))
+        assert found[0] == found[1]
+        assert low < found[0] <= 9000

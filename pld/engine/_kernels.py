@@ -8,7 +8,7 @@ process. Suffix sums and bounds of more than ``COMPILED_SIZE`` points run the
 same sums as single loops compiled by numba (serial,
 ``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
 ``shared/notes/measurements.md``): numpy's many passes cost 4-7x more there,
-in every query. Once a process has loaded the two query loops, they serve small
+in every query. Once a process has loaded a query loop, they all serve small
 inputs too; they take their powers and ``expm1`` values from numpy, so both
 paths give the same floats. The one sequential kernel, the contraction sweep of the lower
 bound, is plain Python source run compiled whenever numba is already loaded in
@@ -274,19 +274,20 @@ def _contract(cells, cell_mass, cell_theta, split, step, max_gap, grow, out):
         out[b_cell] += b_weight
 
 
-#: The query loops (suffix sums, bound on a segment) compiled, or loaded from numba's
-#: cache, in this process: from then on they serve inputs of every size.
+#: The query loops (suffix sums, bounds, breakpoint maxima and search) compiled, or
+#: loaded from numba's cache, in this process.
 _LOADED: set[Callable[..., Any]] = set()
 
 
 def _query_loop(function: Callable[..., Any], size: int) -> Callable[..., Any] | None:
     """The compiled ``function`` for an input of ``size`` points, or None (numpy).
 
-    Inputs of more than ``COMPILED_SIZE`` points load it; once loaded, it serves
-    smaller inputs too (a call costs microseconds, numpy's passes more). Both
+    Inputs of more than ``COMPILED_SIZE`` points load it; once numba has loaded one
+    query loop in this process, every query uses them (loading another from the
+    cache costs milliseconds, a call microseconds, numpy's passes more). Both
     paths give the same floats, so answers do not depend on which ran.
     """
-    if size > COMPILED_SIZE or function in _LOADED:
+    if size > COMPILED_SIZE or _LOADED:
         _LOADED.add(function)
         return _compiled(function)
     return None
@@ -405,10 +406,19 @@ def _suffix_sums_loop(
     return mass_tail, weighted_tail
 
 
+def geometric_sums(size: int, low: int, high: int, step: float, out: np.ndarray) -> None:
+    """``out[i - low] = sum_{k < size - i} exp(-step k) = -expm1(-step (size - i)) /
+    -expm1(-step)`` for ``low <= i < high``: the closed-form count of discounted ones
+    that every bound evaluation reads (numpy's expm1, so every path gets these floats)."""
+    np.multiply(np.arange(size - low, size - high, -1), -step, out=out)
+    np.expm1(out, out=out)
+    np.divide(out, math.expm1(-step), out=out)
+
+
 def _hockey_stick_loop(
-    mass_tail, weighted_tail, index, factor, ones, upper, terms
+    mass_tail, weighted_tail, ones, index, factor, upper, terms
 ):  # pragma: no cover - compiled
-    """:func:`hockey_stick_bound` as one loop (compiled by numba); ``ones`` from numpy."""
+    """:func:`hockey_stick_bound` as one loop (compiled by numba)."""
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
     unit = 2.0**-53
@@ -421,10 +431,10 @@ def _hockey_stick_loop(
         if finite < 0.0:
             finite = 0.0
         count = float(size - i)
-        weight_sum = count - x * ones[k]
+        weight_sum = count - x * ones[i]
         if weight_sum < 0.0:
             weight_sum = 0.0
-        weight_sum += 4.0 * unit * (count + ones[k])
+        weight_sum += 4.0 * unit * (count + ones[i])
         slack = error_max * weight_sum
         if slack > error_l1:
             slack = error_l1
@@ -441,9 +451,9 @@ def _hockey_stick_loop(
 def hockey_stick_bound(
     mass_tail: np.ndarray,
     weighted_tail: np.ndarray,
+    ones: np.ndarray,
     index: np.ndarray,
     factor: np.ndarray,
-    step: float,
     upper: bool,
     terms: tuple[float, ...],
 ) -> np.ndarray:
@@ -452,33 +462,32 @@ def hockey_stick_bound(
     ``index[k]`` is the first grid point above the (shifted) eps and ``factor[k] =
     exp(eps' - g_index)``; on that segment the hockey stick of the masses is
     ``mass_tail - factor * weighted_tail`` (seed 004, eq 2.1), and the weights
-    ``(1 - exp(eps' - g_j))_+`` sum to ``count - factor * ones`` in closed form.
+    ``(1 - exp(eps' - g_j))_+`` sum to ``count - factor * ones`` in closed form
+    (``ones`` from :func:`geometric_sums`, aligned with the suffix sums).
     ``terms`` holds ``(mass_error, infinity_mass, junk_mass, error_max, error_l1,
     summation_error, final_rounding)`` (see :class:`pld.engine.loss_pmf.LossPmf`).
-    The compiled loop and numpy give the same floats (``ones`` from numpy for both).
+    The compiled loop and numpy give the same floats.
     """
-    size = mass_tail.shape[0] - 1
-    remaining = size - index
-    # -expm1(-step r) / -expm1(-step) in place (negating both is exact).
-    ones = np.multiply(remaining, -step)
-    np.expm1(ones, out=ones)
-    np.divide(ones, math.expm1(-step), out=ones)
     loop = _query_loop(_hockey_stick_loop, index.shape[0])
     if loop is not None:
         return loop(
             mass_tail,
             weighted_tail,
+            ones,
             np.ascontiguousarray(index, dtype=np.int64),
             np.ascontiguousarray(factor, dtype=np.float64),
-            ones,
             upper,
             terms,
         )
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
+    size = mass_tail.shape[0] - 1
     tail = mass_tail[index]
     finite = np.maximum(tail - factor * weighted_tail[index], 0.0)
-    count = remaining.astype(np.float64)
-    weight_sum = np.maximum(count - factor * ones, 0.0) + 4.0 * _UNIT_ROUNDOFF * (count + ones)
+    count = (size - index).astype(np.float64)
+    geometric = ones[index]
+    weight_sum = np.maximum(count - factor * geometric, 0.0) + 4.0 * _UNIT_ROUNDOFF * (
+        count + geometric
+    )
     slack = np.minimum(error_max * weight_sum, error_l1) + summation * tail
     if upper:
         value = finite * (1.0 + mass_error) + infinity_mass + slack
@@ -487,21 +496,16 @@ def hockey_stick_bound(
     return value - final * _UNIT_ROUNDOFF * np.abs(value)
 
 
-#: Points per call of the compiled maxima loop: its ``expm1`` values come from numpy
-#: in temporaries this small, which stay in the allocator's reach (fresh pages of
-#: megabyte temporaries cost more than the loop).
-_MAXIMA_BLOCK = 8192
-
-
 def _maxima_loop(
-    mass_tail, weighted_tail, index, low, high, count, decay, ones, upper, terms, running, out
+    mass_tail, weighted_tail, ones, index, count, beyond, decay, upper, terms, carry, out
 ):  # pragma: no cover - compiled
-    """:func:`breakpoint_maxima` for points ``low <= p < high``, from the top down,
-    continuing ``running`` (compiled by numba); returns the maximum so far."""
+    """:func:`breakpoint_maxima` as one loop from the top down (compiled by numba)."""
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
     unit = 2.0**-53
-    for p in range(high - 1, low - 1, -1):
+    running = carry
+    total = count + (1 if beyond else 0)
+    for p in range(total - 1, -1, -1):
         i = index + p if p < count else size
         x = decay if p < count else 1.0
         tail = mass_tail[i]
@@ -509,10 +513,10 @@ def _maxima_loop(
         if finite < 0.0:
             finite = 0.0
         count_i = float(size - i)
-        weight_sum = count_i - x * ones[p - low]
+        weight_sum = count_i - x * ones[i]
         if weight_sum < 0.0:
             weight_sum = 0.0
-        weight_sum += 4.0 * unit * (count_i + ones[p - low])
+        weight_sum += 4.0 * unit * (count_i + ones[i])
         slack = error_max * weight_sum
         if slack > error_l1:
             slack = error_l1
@@ -526,12 +530,12 @@ def _maxima_loop(
         if value > running:
             running = value
         out[p] = running
-    return running
 
 
 def breakpoint_maxima(
     mass_tail: np.ndarray,
     weighted_tail: np.ndarray,
+    ones: np.ndarray,
     index: int,
     count: int,
     beyond: bool,
@@ -549,43 +553,115 @@ def breakpoint_maxima(
     ``>= p`` and ``carry`` (the maxima above them; ``-inf`` for none). The bound
     is :func:`hockey_stick_bound`'s; the compiled loop and numpy give the same floats.
     """
-    size = mass_tail.shape[0] - 1
     total = count + (1 if beyond else 0)
     loop = _query_loop(_maxima_loop, total)
-    if loop is None:
-        points = np.arange(index, index + total)
-        factor = np.full(total, math.exp(-step))
-        if beyond:
-            points[-1] = size
-            factor[-1] = 1.0
-        values = hockey_stick_bound(mass_tail, weighted_tail, points, factor, step, upper, terms)
-        values[-1] = max(values[-1], carry)
-        np.maximum.accumulate(values[::-1], out=out[::-1])
-        return
-    decay, denominator = math.exp(-step), math.expm1(-step)
-    running = carry
-    for high in range(total, 0, -_MAXIMA_BLOCK):
-        low = max(0, high - _MAXIMA_BLOCK)
-        # -expm1(-step r) / -expm1(-step) as hockey_stick_bound computes it.
-        ones = np.multiply(np.arange(size - index - low, size - index - high, -1), -step)
-        if beyond and high == total:
-            ones[-1] = -0.0
-        np.expm1(ones, out=ones)
-        np.divide(ones, denominator, out=ones)
-        running = loop(
+    if loop is not None:
+        loop(
             mass_tail,
             weighted_tail,
-            index,
-            low,
-            high,
-            count,
-            decay,
             ones,
+            index,
+            count,
+            beyond,
+            math.exp(-step),
             upper,
             terms,
-            running,
+            carry,
             out,
         )
+        return
+    points = np.arange(index, index + total)
+    factor = np.full(total, math.exp(-step))
+    if beyond:
+        points[-1] = mass_tail.shape[0] - 1
+        factor[-1] = 1.0
+    values = hockey_stick_bound(mass_tail, weighted_tail, ones, points, factor, upper, terms)
+    values[-1] = max(values[-1], carry)
+    np.maximum.accumulate(values[::-1], out=out[::-1])
+
+
+def _search_loop(
+    mass_tail, weighted_tail, ones, low, high, decay, upper, terms, target, points, every
+):  # pragma: no cover - compiled
+    """:func:`first_at_or_below` as one loop (compiled by numba)."""
+    mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
+    size = mass_tail.shape[0] - 1
+    unit = 2.0**-53
+    while high - low > 1:
+        gap = high - low
+        count = gap - 1 if gap - 1 <= every else points
+        found = -1
+        last = low
+        for s in range(1, count + 1):
+            k = low + max(1, (s * gap) // (count + 1))
+            if k > high - 1:
+                k = high - 1
+            i = k + 1
+            tail = mass_tail[i]
+            finite = tail - decay * weighted_tail[i]
+            if finite < 0.0:
+                finite = 0.0
+            count_i = float(size - i)
+            weight_sum = count_i - decay * ones[i]
+            if weight_sum < 0.0:
+                weight_sum = 0.0
+            weight_sum += 4.0 * unit * (count_i + ones[i])
+            slack = error_max * weight_sum
+            if slack > error_l1:
+                slack = error_l1
+            slack += summation * tail
+            if upper:
+                value = finite * (1.0 + mass_error) + infinity_mass + slack
+                value = value * (1.0 + final * unit)
+            else:
+                value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
+                value = value - final * unit * abs(value)
+            if value <= target:
+                found = k
+                break
+            last = k
+        if found >= 0:
+            high = found
+        low = last
+    return high
+
+
+def first_at_or_below(
+    mass_tail: np.ndarray,
+    weighted_tail: np.ndarray,
+    ones: np.ndarray,
+    low: int,
+    high: int,
+    step: float,
+    upper: bool,
+    terms: tuple[float, ...],
+    target: float,
+    points: int,
+    every: int,
+) -> int | None:
+    """The first breakpoint ``k`` in ``(low, high)`` (indices of the suffix arrays, the
+    bound evaluated at ``k + 1``, ``factor = exp(-step)``) where the bound is at most
+    ``target``, else ``high``: rounds of ``points`` evenly spaced breakpoints, or all
+    left once at most ``every`` are, in one compiled loop; None when the loop is not
+    loaded (the caller's numpy rounds visit the same breakpoints)."""
+    loop = _query_loop(_search_loop, mass_tail.shape[0] - 1)
+    if loop is None:
+        return None
+    return int(
+        loop(
+            mass_tail,
+            weighted_tail,
+            ones,
+            low,
+            high,
+            math.exp(-step),
+            upper,
+            terms,
+            target,
+            points,
+            every,
+        )
+    )
 
 
 def suffix_maximum(values: np.ndarray) -> np.ndarray:

@@ -49,21 +49,14 @@ def _log(value: float) -> float:
     return -math.inf if value == 0.0 else math.nan
 
 
-def _ones(pmf: LossPmf, remaining: int) -> float:
-    """``sum_{k < remaining} exp(-step k)`` as :func:`pld.engine._kernels.hockey_stick_bound`
-    computes it."""
-    return -float(np.expm1(-pmf.step * remaining)) / -math.expm1(-pmf.step)
-
-
 def bound(pmf: LossPmf, index: int, factor: float) -> float:
     """:meth:`LossPmf._evaluate <pld.engine.loss_pmf.LossPmf._evaluate>` at one point."""
     first, mass_tail, weighted_tail = pmf._suffix_from(index)
-    remaining = pmf.masses.shape[0] - index
     tail = float(mass_tail[index - first])
     finite = tail - factor * float(weighted_tail[index - first])
     finite = finite if finite >= 0.0 else 0.0
-    count = float(remaining)
-    ones = _ones(pmf, remaining)
+    count = float(pmf.masses.shape[0] - index)
+    ones = float(pmf._suffixes[3][index])
     weight_sum = count - factor * ones
     weight_sum = weight_sum if weight_sum >= 0.0 else 0.0
     weight_sum = weight_sum + 4.0 * _UNIT_ROUNDOFF * (count + ones)
@@ -100,12 +93,11 @@ def delta(pmf: LossPmf, eps: float) -> float:
 def _segment(pmf: LossPmf, index: int) -> tuple[float, float, float, float]:
     """:meth:`LossPmf._segment <pld.engine.loss_pmf.LossPmf._segment>` at one index."""
     first, mass_tail, weighted_tail = pmf._suffix_from(index)
-    remaining = pmf.masses.shape[0] - index
     return (
         float(mass_tail[index - first]),
         float(weighted_tail[index - first]),
-        float(remaining),
-        _ones(pmf, remaining),
+        float(pmf.masses.shape[0] - index),
+        float(pmf._suffixes[3][index]),
     )
 
 

@@ -169,11 +169,12 @@ class LossPmf:
 
     @functools.cached_property
     def _suffixes(self) -> list:
-        """Cache of :meth:`_suffix_from`: ``[start, mass_tail, weighted_tail]``."""
+        """Cache of :meth:`_suffix_from`: ``[start, mass_tail, weighted_tail, ones]``
+        (``ones``: :func:`pld.engine._kernels.geometric_sums`)."""
         size = self.masses.shape[0]
-        mass_tail, weighted_tail = np.empty(size + 1), np.empty(size + 1)
-        mass_tail[size] = weighted_tail[size] = 0.0
-        return [size, mass_tail, weighted_tail]
+        mass_tail, weighted_tail, ones = np.empty(size + 1), np.empty(size + 1), np.empty(size + 1)
+        mass_tail[size] = weighted_tail[size] = ones[size] = 0.0
+        return [size, mass_tail, weighted_tail, ones]
 
     def _suffix_from(self, start: int) -> tuple[int, np.ndarray, np.ndarray]:
         """Suffix sums that make delta(eps) O(1) per query, from (at most) ``start`` up.
@@ -192,7 +193,7 @@ class LossPmf:
         point keeps the value of the first such segment that covers it, so the
         values depend on the pmf alone, not on the order of the queries.
         """
-        from pld.engine._kernels import suffix_sums
+        from pld.engine._kernels import geometric_sums, suffix_sums
 
         cache = self._suffixes
         for low in self._suffix_starts:
@@ -206,6 +207,7 @@ class LossPmf:
             masses = np.ascontiguousarray(self.masses[low:], dtype=np.float64)
             out = (cache[1][low:], cache[2][low:])
             suffix_sums(masses, self.step, self._block, out, have - low)
+            geometric_sums(self.masses.shape[0], low, have, self.step, cache[3][low:have])
             cache[0] = low
         first = cache[0]
         return first, cache[1][first:], cache[2][first:]
@@ -277,9 +279,9 @@ class LossPmf:
         return hockey_stick_bound(
             mass_tail,
             weighted_tail,
+            self._suffixes[3][first:],
             index - first,
             np.ascontiguousarray(factor, dtype=np.float64),
-            self.step,
             self.bound == "upper",
             self._terms,
         )
@@ -289,13 +291,11 @@ class LossPmf:
         first, mass_tail, weighted_tail = self._suffix_from(
             int(index.min()) if index.size else self.masses.shape[0]
         )
-        remaining = self.masses.shape[0] - index
-        ones = -np.expm1(-self.step * remaining) / -math.expm1(-self.step)
         return (
             mass_tail[index - first],
             weighted_tail[index - first],
-            remaining.astype(np.float64),
-            ones,
+            (self.masses.shape[0] - index).astype(np.float64),
+            self._suffixes[3][index],
         )
 
     def _shifted(self, eps: np.ndarray) -> np.ndarray:
@@ -339,6 +339,7 @@ class LossPmf:
             breakpoint_maxima(
                 mass_tail,
                 weighted_tail,
+                self._suffixes[3][first:],
                 low + 1 - first,
                 stop - low,
                 have > size,
@@ -454,8 +455,27 @@ class LossPmf:
 
     def _first_at_or_below_one(self, target: float, low: int, high: int) -> int:
         """:meth:`_first_at_or_below` of one target (the same breakpoints, less glue)."""
+        from pld.engine._kernels import first_at_or_below
+
         decay = math.exp(-self.step)
         low, high = int(low), int(high)
+        if high - low > 1:
+            first, mass_tail, weighted_tail = self._suffix_from(low + 2)
+            found = first_at_or_below(
+                mass_tail,
+                weighted_tail,
+                self._suffixes[3][first:],
+                low - first,
+                high - first,
+                self.step,
+                self.bound == "upper",
+                self._terms,
+                target,
+                _SEARCH_POINTS,
+                _SEARCH_ALL,
+            )
+            if found is not None:
+                return found + first
         while high - low > 1:
             gap = high - low
             count = gap - 1 if gap - 1 <= _SEARCH_ALL else _SEARCH_POINTS
