@@ -15,6 +15,7 @@ import mpmath
 import numpy as np
 import pytest
 
+import pld
 from pld.engine import _kernels, _mgf, fft
 from pld.engine.tails import _ends, _rates
 
@@ -420,3 +421,22 @@ def test_breakpoint_search_paths_are_the_same(upper, monkeypatch):
             found.append(pmf._first_at_or_below_one(float(target), low, 9000))
         assert found[0] == found[1]
         assert low < found[0] <= 9000
+
+
+def test_search_loop_ends_when_the_first_breakpoint_is_negative():
+    """A one-point suffix (low = -2, high = 0): breakpoint -1 meets the target. A
+    sentinel -1 for "not found" once made both loops spin forever here."""
+    arrays = (np.zeros(1), np.zeros(1), np.zeros(1))
+    args = (*arrays, -2, 0, math.exp(-0.01), True, (0.0,) * 7, 0.5, 64, 4096)
+    assert _kernels._search_loop(*args) == -1
+    assert _kernels._compiled(_kernels._search_loop)(*args) == -1
+
+
+def test_epsilon_of_a_pmf_with_a_one_point_tail_is_answered():
+    """The random pair hypothesis found: eps(0.42) is 0 on both paths."""
+    p = np.array([0.4054533596038142, 0.41601920639878204, 0.17852743399740378])
+    q = np.array([0.0, 0.41820528427872616, 0.581794715721274])
+    with np.errstate(divide="ignore"):
+        loss = pld.from_pmfs(np.log(p), np.log(q), loss_grid_step=1e-2)
+    _kernels._compiled(_kernels._search_loop)  # loaded: the compiled search runs
+    assert loss.epsilon_bounds(0.42017843847847397, rel_accuracy=1.0) == (0.0, 0.0)

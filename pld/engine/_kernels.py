@@ -590,8 +590,7 @@ def _search_loop(
     while high - low > 1:
         gap = high - low
         count = gap - 1 if gap - 1 <= every else points
-        found = -1
-        last = low
+        last = low  # no sentinel value: breakpoints can be negative (low may be -2)
         for s in range(1, count + 1):
             k = low + max(1, (s * gap) // (count + 1))
             if k > high - 1:
@@ -617,11 +616,9 @@ def _search_loop(
                 value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
                 value = value - final * unit * abs(value)
             if value <= target:
-                found = k
+                high = k
                 break
             last = k
-        if found >= 0:
-            high = found
         low = last
     return high
 
