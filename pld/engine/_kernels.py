@@ -659,8 +659,3 @@ def first_at_or_below(
             every,
         )
     )
-
-
-def suffix_maximum(values: np.ndarray) -> np.ndarray:
-    """``out[i] = max_{j >= i} values[j]``."""
-    return np.maximum.accumulate(values[::-1])[::-1].copy()
