@@ -1,6 +1,6 @@
 """Accuracy section of the benchmarks: time and bracket width at rel_accuracy 1e-2 and 1e-3.
 
-Each workload of the accuracy acceptance tests (tests/test_accuracy.py) is run end
+Each workload of the accuracy acceptance tests (tests/distribution/test_accuracy.py) is run end
 to end (build, compose, query eps(delta = 1e-6)) by ``pld`` at its defaults
 (``rel_accuracy=1e-2``) and at ``rel_accuracy=1e-3``, and, where the mechanism can
 be handed to them, by dp_accounting (pessimistic and optimistic PLDs) and
@@ -70,7 +70,7 @@ def _rr_pmfs(eps0: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _clones_pmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
-    from pld.mechanisms.clones import clones_cells
+    from pld.shuffling.clones.mechanism import clones_cells
 
     cells = clones_cells(n, eps0)
     return cells.log_p, cells.log_q

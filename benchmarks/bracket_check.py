@@ -4,7 +4,7 @@ Each side (``--base`` and ``--head``) is exported with ``git archive`` into a
 temporary directory and runs the same matrix in its own process (``PYTHONPATH``
 at that tree, ``NUMBA_NUM_THREADS=1``); the sides run one after the other, so
 their wall times compare. The matrix takes the workloads of the accuracy
-acceptance tests (tests/test_accuracy.py) and of ``benchmarks/compose.py``, the
+acceptance tests (tests/distribution/test_accuracy.py) and of ``benchmarks/compose.py``, the
 clones pmf pair of ``benchmarks/run_all.py`` through ``from_pmfs`` and a
 heterogeneous composition of different clones, each composed T times, and asks
 
@@ -108,7 +108,7 @@ def _builders(pld):
         return lambda rounds: build().self_compose(rounds) if rounds > 1 else build()
 
     def clones_pair():
-        from pld.mechanisms.clones import clones_cells
+        from pld.shuffling.clones.mechanism import clones_cells
 
         cells = clones_cells(1000, 2.0)
         return pld.from_pmfs(
@@ -157,7 +157,7 @@ def _builders(pld):
 
 def _ask(query, argument, accuracy):
     """``query(argument, rel_accuracy=accuracy)`` as lower, upper, warned, or error."""
-    from pld.refinement import AccuracyWarning
+    from pld.distribution.refinement import AccuracyWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

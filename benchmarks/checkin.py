@@ -2,18 +2,18 @@
 
 Shuffled check-in, eps0 = 1 (any eps0-LDP randomizer, replace adjacency): for n in
 {10^3, 10^5, 10^7} and p in {0.001, 0.01, 0.1}, the one-round build time, the number
-of count blocks, eps(1e-6) after 1 and 1000 rounds as (lower, upper), and seed 000's
+of count blocks, eps(1e-6) after 1 and 1000 rounds as (lower, upper), and Liew et al.'s (2022)
 Approach 2 (``pld.rdp.checkin_approach2`` with delta0 = 0, orders 2..256) for the same
-settings. Approach 2 converts (eps, delta)-DP to RDP with seed 000 Lemma 1, which is
+settings. Approach 2 converts (eps, delta)-DP to RDP with Liew et al. (2022), Lemma 1, which is
 not a valid upper bound (pld.rdp.generic_ldp): it is printed as the paper's method,
 not as a guarantee (with delta0 = 0 it is far below the truth). Beside it, a certified
 RDP bound on the same count mixture: per count block [a, b] the RDP of the clones pair
 of a users (``pld.rdp.from_pld``), subsampled at rate b/n (Wang et al. Thm 9,
-``pld.rdp.subsampled``), mixed over the blocks by seed 000 eq. 5, counts outside the
+``pld.rdp.subsampled``), mixed over the blocks by Liew et al. (2022), eq. 5, counts outside the
 bulk charged at the eps0-DP moment ``e^((lam - 1) eps0)``.
 
 Distributed check-in (Gaussian sum, sigma per client, replacement sensitivity 2 as in
-seed 000 Thm 4): ``pld.distributed_checkin`` against the certified RDP bound
+Liew et al. (2022), Thm 4): ``pld.distributed_checkin`` against the certified RDP bound
 ``pld.rdp.distributed_checkin_gaussian`` after 1000 rounds.
 
 Run ``python benchmarks/checkin.py`` (a few minutes on 2 cores); ``--quick`` skips
@@ -30,13 +30,13 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import pld
-from pld.mechanisms.checkin_mixture import (
+from pld.rdp.conversions import to_epsilon
+from pld.shuffling.checkin.mixture import (
     DEFAULT_COUNT_TOLERANCE,
     DEFAULT_TAIL_MASS,
     _blocks,
     bulk_counts,
 )
-from pld.rdp.conversions import to_epsilon
 
 EPS0 = 1.0
 DELTA = 1e-6
@@ -101,7 +101,7 @@ def shuffled(sizes: list[int]) -> None:
 
 
 def specific() -> None:
-    """k-RR (k = 4, eps0 = 1): exact small counts (pld.mechanisms.checkin_exact) vs none."""
+    """k-RR (k = 4, eps0 = 1): exact small counts (pld.shuffling.checkin.exact) vs none."""
     r = pld.randomizers.krr(k=4, eps0=EPS0)
     print(f"\n=== shuffled check-in, k-RR k = 4, eps0 = {EPS0}: exact small counts vs none ===")
     print(

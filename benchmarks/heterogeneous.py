@@ -145,7 +145,7 @@ def floor_time(loss: pld.PLD, plds: list, repeats: int) -> tuple[float, int]:
 
 def on_finest_grid(plds: list) -> list:
     """The PLDs as ``pld.compose`` sees them: each pmf refined onto the finest step."""
-    from pld.loss_distribution import PLD, _Direction
+    from pld.distribution.loss_distribution import PLD, _Direction
 
     finest = min(p.loss_grid_step for p in plds)
     result = []

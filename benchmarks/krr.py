@@ -1,8 +1,8 @@
-"""Figures for shuffled k-RR (pld.krr): seed 004 Fig. 4 and build times up to n = 10^6.
+"""Figures for shuffled k-RR (pld.krr): Koskela et al. 2023 Fig. 4 and build times up to n = 10^6.
 
 Run from the repository root: ``python benchmarks/krr.py`` (``--quick`` skips n = 10^6).
 
-1. Seed 004, Fig. 4: n = 1000, gamma = 0.25, k = 4, eps at delta = 1e-6 after T rounds
+1. Koskela et al. 2023, Fig. 4: n = 1000, gamma = 0.25, k = 4, eps at delta = 1e-6 after T rounds
    for the strong adversary, the weak adversary and the clones bound of Feldman et al.
    at eps0 = log(((1 - gamma) k + gamma) / gamma) = log 13, each as (lower, upper); and
    the paper's tail form P(sum Z_i >= eps) at the tight strong eps, to show its looseness.
@@ -22,8 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pld  # noqa: E402
-from pld.mechanisms import _krr_components  # noqa: E402
-from pld.mechanisms import krr as krr_module  # noqa: E402
+from pld.shuffling.krr import components as _krr_components  # noqa: E402
+from pld.shuffling.krr import mechanism as krr_module  # noqa: E402
 
 N_FIGURE, K_FIGURE, GAMMA_FIGURE = 1000, 4, 0.25
 ROUNDS = (1, 2, 5, 10, 20, 50, 100)
@@ -43,7 +43,10 @@ def figure_4() -> None:
         "weak": pld.krr(N_FIGURE, K_FIGURE, GAMMA_FIGURE, "weak"),
         "clones": pld.clones(N_FIGURE, eps0),
     }
-    print(f"Seed 004 Fig. 4: n={N_FIGURE}, k={K_FIGURE}, gamma={GAMMA_FIGURE}, eps0={eps0:.4f}")
+    print(
+        f"Koskela et al. 2023, Fig. 4: n={N_FIGURE}, k={K_FIGURE}, gamma={GAMMA_FIGURE}, "
+        f"eps0={eps0:.4f}"
+    )
     print(f"eps at delta={DELTA:g} (lower, upper); grid step {pld.engine.DEFAULT_LOSS_GRID_STEP:g}")
     header = f"{'T':>4} | {'strong':>17} | {'weak':>17} | {'clones':>17} | tail form at strong eps"
     print(header)

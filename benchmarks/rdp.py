@@ -17,7 +17,7 @@ from pld.rdp import (
     shuffled_checkin_gaussian_conjectured,
     to_epsilon,
 )
-from pld.rdp._partitions import _partition_table, shuffle_gaussian_by_partitions
+from pld.rdp.partitions import _partition_table, shuffle_gaussian_by_partitions
 
 
 def median_seconds(function: Callable[[], object], repeats: int) -> float:
@@ -42,7 +42,10 @@ def main() -> None:
         eps = to_epsilon(shuffle_gaussian(n, sigma, orders), orders, 1 / n)[0]
         print(f"  orders 2..{max_order:<5d} {1e3 * seconds:9.2f} ms   1 round: eps = {eps:.5f}")
 
-    print("\npartition algorithm (seed 001 Algorithm 1, corrected), one order, no cache")
+    print(
+        "\npartition algorithm (Liew and Takahashi 2022, Algorithm 1, corrected), one order, "
+        "no cache"
+    )
     for order in (20, 25, 30):
 
         def uncached(o: int = order) -> float:
@@ -56,7 +59,7 @@ def main() -> None:
         orders = np.arange(2, max_order + 1)
         for name, function in (
             ("eq. 5 (bulk + tails)", shuffled_checkin_gaussian),
-            ("eq. 18 (seed 001)", shuffled_checkin_gaussian_conjectured),
+            ("eq. 18 (Liew and Takahashi 2022)", shuffled_checkin_gaussian_conjectured),
         ):
             seconds = median_seconds(lambda f=function, o=orders: f(n, 0.1, 5.0, o), 3)
             per_round = function(n, 0.1, 5.0, orders)

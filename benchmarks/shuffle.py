@@ -6,7 +6,7 @@ peak memory (``ru_maxrss``) is its own. Per row: build time of one round, time o
 100-round composition, eps(1e-6) after 100 rounds as (lower, upper), the bracket
 width, and the peak RSS of the process.
 
-Workloads (all finite, at most 100 outputs): k-RR (k = 4, gamma = 0.25, seed 004
+Workloads (all finite, at most 100 outputs): k-RR (k = 4, gamma = 0.25, Koskela et al. (2023)
 Fig. 4), OLH (eps0 = 2, domain 100, g = 8 buckets), Hadamard response (eps0 = 2,
 domain 63: 64 outputs), a random asymmetric 4 x 6 matrix; beside them, on the same
 (n, eps0), ``pld.clones`` and, for k-RR, ``pld.krr(..., "weak")`` (the same analysis
@@ -24,7 +24,7 @@ environment variables ``PLD_WANG_CODE`` / ``PLD_BALLE_CODE``). Per row: our one-
 eps(delta) bracket (blanket and best-of analyses), Wang's eps (geometric bisection of its
 delta on [0.8 lower, 1.25 upper] of our bracket, so "<" / ">" mark an answer outside it),
 Balle's eps, and the time of one delta(eps) evaluation of each code (ours: one eps of
-``pld.mechanisms.blanket.profile_bounds``).
+``pld.shuffling.shuffler.profile_bounds``).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _randomizer(name: str):
         return pld.randomizers.krr(4, gamma=0.25)
     if name == "olh":
         return pld.randomizers.local_hashing(2.0, 100)
-    if name == "gaussian":  # seed 001's setting: sigma = 9.48, inputs [0, 1]
+    if name == "gaussian":  # Liew and Takahashi's (2022) setting: sigma = 9.48, inputs [0, 1]
         return pld.randomizers.gaussian(9.48)
     if name == "gaussian1":  # sigma of the order of the input range
         return pld.randomizers.gaussian(1.0)
@@ -116,7 +116,7 @@ def _research_row(n: int, eps0: float, delta: float, wang: str | None, balle: st
     import numpy as np
 
     import pld
-    from pld.mechanisms.blanket import profile_bounds
+    from pld.shuffling.shuffler import profile_bounds
 
     randomizer = pld.randomizers.krr(4, eps0=eps0)
     blanket = pld.shuffle(randomizer, n, analysis="blanket").epsilon_bounds(delta)

@@ -1,4 +1,4 @@
-"""Subsampled shufflers: seed 004 Figures 2 and 3, with build and composition times.
+"""Subsampled shufflers: Koskela et al. (2023), Figures 2 and 3, with build and composition times.
 
 Figure 2 (eps0 = 3, n = 10^4, gamma = 0.01, so the base is the clones pair of
 m = 100 users): delta(eps) of the connect-the-dots pair of Lemma 7's h on
@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 import pld
-from pld.mechanisms.subsample import subsample
 from pld.rdp.conversions import to_epsilon
 from pld.rdp.girgis import girgis_subsampled_shuffle
+from pld.subsampling.subsampled_shuffler import subsample
 
 
 def timed(function, *args, **kwargs):

@@ -13,7 +13,7 @@ from pathlib import Path
 from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parent.parent
-_SKIPPED = {"pld.cli", "pld.rdp.cli"}
+_SKIPPED = {"pld.cli.commands", "pld.cli.rdp"}
 
 
 def public_modules() -> list[str]:

@@ -43,7 +43,7 @@ print(f"QUICK = {QUICK}; figures go to {FIGURES}")
 # %%
 from scipy.optimize import brentq
 
-from pld.mechanisms.gaussian import gaussian_delta
+from pld.central.gaussian_mechanism import gaussian_delta
 
 n, sigma = 10_000, 2.0
 delta = 1.0 / n

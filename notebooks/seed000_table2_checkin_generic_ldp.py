@@ -30,7 +30,7 @@
 # **Our PLD column** is `pld.checkin(n, γ, ε0)` composed T times: a rigorous (lower,
 # upper) bracket for every *pure* ε0-LDP randomiser (δ0 = 0). One round is a
 # Bin(n, γ)-mixture over the public number k of reports of "sample k of n and shuffle",
-# each bounded by seed 004 Lemma 7 on the clones pair of k users (`pld.mechanisms.checkin`
+# each bounded by seed 004 Lemma 7 on the clones pair of k users (`pld.shuffling.checkin.mechanism`
 # derives it and tests it against brute-force enumeration of the protocol). It is not a
 # bound for δ0 > 0, and the clones pair is a worst case over all ε0-LDP randomisers, so a
 # particular randomiser may do better.

@@ -56,8 +56,7 @@ import time
 
 from scipy.special import comb
 
-from pld.mechanisms import clones as clones_module
-from pld.mechanisms.clones import clones_delta_bounds
+from pld.shuffling.clones import clones_delta_bounds, clones_epsilon_bounds
 
 n, eps0 = 10_000, 4.0
 eps = np.linspace(0.0, 1.5, 31 if QUICK else 61)
@@ -147,7 +146,7 @@ print(
 for delta in (1e-4, 1e-6, 1e-8):
     low1, up1 = one_round.epsilon_bounds(delta)
     low2, up2 = two_rounds.epsilon_bounds(delta)
-    fmt = clones_module.clones_epsilon_bounds(n, eps0, delta)[1]
+    fmt = clones_epsilon_bounds(n, eps0, delta)[1]
     rdp_eps1 = pld.rdp.to_epsilon(rdp, orders, delta)[0]
     rdp_eps2 = pld.rdp.to_epsilon(2 * rdp, orders, delta)[0]
     kai = eps_at(kairouz_2, delta)

@@ -23,7 +23,7 @@
 #
 # The paper says the strong-adversary and clones curves cross. **We do not reproduce a
 # crossing** at δ = 10⁻⁶ for T from 1 to 100: the strong adversary stays above the clones
-# bound (tests/test_krr.py records the same). The paper says it "increased the parameters
+# bound (tests/shuffling/test_krr.py records the same). The paper says it "increased the parameters
 # of FA so that the discretisation error is negligible"; our brackets are narrow (see the
 # table), so the difference is not discretisation on our side.
 
@@ -45,7 +45,7 @@ print(f"QUICK = {QUICK}; figures go to {FIGURES}")
 # %%
 import time
 
-from pld.mechanisms.krr import ldp_epsilon
+from pld.shuffling.krr import ldp_epsilon
 
 n, k, gamma = 1000, 4, 0.25
 eps0 = ldp_epsilon(k, gamma)

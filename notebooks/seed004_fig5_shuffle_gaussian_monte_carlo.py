@@ -52,7 +52,7 @@ import time
 
 from scipy.special import logsumexp
 
-from pld.mechanisms.gaussian import gaussian_delta
+from pld.central.gaussian_mechanism import gaussian_delta
 
 sigma = 2.0
 users = range(1, 8)

@@ -42,6 +42,6 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return names
+        return sorted({*names, *(key for key in namespace if not key.startswith("_"))})
 
     return __getattr__, __dir__

@@ -4,7 +4,7 @@ Given a mechanism family with one free parameter, a target (eps, delta) and a
 number of rounds T, :func:`calibrate` returns the value of the parameter that
 spends the most privacy budget while the **upper** bound still meets the
 target: ``delta_upper(target_eps) <= target_delta`` after T rounds (equivalently
-``eps_upper(target_delta) <= target_eps``, seed 004 eq 2.1).
+``eps_upper(target_delta) <= target_eps``, Koskela et al. (2023), eq 2.1).
 
 The free parameters and the side on which they are more private:
 
@@ -49,7 +49,7 @@ report, is a post-processing of the shuffled output); under it, ``value`` is
 the most generous lattice value that meets the target with the upper bound.
 
 Certification: every evaluation asks its bracket for ``rel_accuracy``
-(:mod:`pld.refinement`), and at the end the ``rejected`` neighbour's bracket
+(:mod:`pld.distribution.refinement`), and at the end the ``rejected`` neighbour's bracket
 is refined until its *lower* bound exceeds ``target_delta``: the rejected value
 then truly misses the target, so (under monotonicity) the true most generous
 value lies within one lattice step (``tolerance``) of ``value``
@@ -68,9 +68,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pld import _validate
-from pld.loss_distribution import PLD
-from pld.refinement import DEFAULT_REL_ACCURACY, AccuracyWarning, check_rel_accuracy
+from pld import validation
+from pld.distribution import DEFAULT_REL_ACCURACY, PLD, AccuracyWarning, check_rel_accuracy
 
 logger = logging.getLogger(__name__)
 
@@ -228,11 +227,11 @@ def _check_range(spec: _Parameter, bounds: tuple[float, float] | None) -> tuple[
     except (TypeError, ValueError) as error:
         raise ValueError(f"bounds must be a pair (low, high) (got {bounds!r})") from error
     if spec.integer:
-        low = _validate.integer_at_least("bounds[0]", low, 1)
-        high = _validate.integer_at_least("bounds[1]", high, low)
+        low = validation.integer_at_least("bounds[0]", low, 1)
+        high = validation.integer_at_least("bounds[1]", high, low)
     else:
-        low = _validate.positive("bounds[0]", low)
-        high = _validate.finite_real("bounds[1]", high)
+        low = validation.positive("bounds[0]", low)
+        high = validation.finite_real("bounds[1]", high)
         if high <= low:
             raise ValueError(f"bounds[1] must be > bounds[0] = {low!r} (got {high!r})")
     return low, high
@@ -299,7 +298,7 @@ def calibrate(
         (:mod:`pld.progress`), ``False`` never, ``True`` whenever tqdm is installed.
     rel_accuracy : float
         Relative bracket width asked of every evaluation, in (0, 1]
-        (:mod:`pld.refinement`); the ``rejected`` neighbour is then refined further
+        (:mod:`pld.distribution.refinement`); the ``rejected`` neighbour is then refined further
         until it is certified to miss the target (``Calibration.certified``).
     **fixed
         The mechanism's other arguments (e.g. ``n=10_000``, ``k=4``, ``loss_grid_step``).
@@ -329,17 +328,17 @@ def calibrate(
         if rounds is not None:
             raise ValueError("rounds is the calibrated parameter; do not also fix it")
     else:
-        rounds = _validate.integer_at_least("rounds", 1 if rounds is None else rounds, 1)
+        rounds = validation.integer_at_least("rounds", 1 if rounds is None else rounds, 1)
         if not _accepts(mechanism, keyword_of(mechanism, param)):
             raise ValueError(f"the mechanism has no parameter {param!r} to calibrate")
-    target_eps = _validate.non_negative("target_eps", target_eps)
-    target_delta = _validate.in_interval(
+    target_eps = validation.non_negative("target_eps", target_eps)
+    target_delta = validation.in_interval(
         "target_delta", target_delta, 0.0, 1.0, low_open=True, high_open=True
     )
-    tolerance = _validate.in_interval("tolerance", tolerance, 0.0, 0.5, low_open=True)
+    tolerance = validation.in_interval("tolerance", tolerance, 0.0, 0.5, low_open=True)
     low, high = _check_range(spec, bounds)
     lattice = _Lattice(spec, low, high, tolerance)
-    start = spec.start if start is None else _validate.positive("start", start)
+    start = spec.start if start is None else validation.positive("start", start)
     rel_accuracy = check_rel_accuracy(rel_accuracy)
 
     def one_round(**arguments: Any) -> PLD:

@@ -9,7 +9,7 @@ passed as a mapping from a label to its table::
     pld.plot.plot_curves(curves, path="curves.png")
     pld.plot.save_csv(curves, "curves.csv")
 
-Trade-off curves (the hypothesis-testing view, :mod:`pld.tradeoff`) are drawn
+Trade-off curves (the hypothesis-testing view, :mod:`pld.distribution.tradeoff`) are drawn
 the same way by :func:`plot_tradeoff` from tables of ``(fpr, fnr_lower,
 fnr_upper)`` rows.
 
@@ -134,7 +134,7 @@ def plot_tradeoff(
     ----------
     curves : mapping of str to array_like
         Label -> table of ``(fpr, fnr_lower, fnr_upper)`` rows
-        (:func:`pld.tradeoff.tradeoff_table`).
+        (:func:`pld.distribution.tradeoff.tradeoff_table`).
     path, ax, title
         As for :func:`plot_curves`.
 

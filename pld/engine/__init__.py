@@ -1,13 +1,18 @@
 """The grid/PMF engine: discretisation, FFT composition and queries.
 
-Accuracy knobs shared by the whole library live here so that every mechanism
-uses the same defaults.
+This module is the engine's public contract: the accuracy knobs and the work budget
+shared by the whole library (so that every mechanism uses the same defaults), and,
+imported lazily, what mechanisms may use of the engine: :class:`LossPmf` (one
+direction, one bound), :func:`discretise` and its rounding charges, the composition
+routines, the tilted composition and the one FFT wrapper (:mod:`pld.engine.fft`).
 """
 
 from __future__ import annotations
 
 import math
 import os
+
+from pld._lazy import lazy_exports
 
 #: Coarsest default spacing of the privacy-loss grid, in nats. Default grids are
 #: this step divided by a power of two (:func:`choose_loss_grid_step`), so any two
@@ -17,7 +22,7 @@ DEFAULT_LOSS_GRID_STEP = 1e-3
 #: Grid steps per standard deviation of the one-round privacy loss that the
 #: default grid aims for. The bracket's width shrinks with the square of the
 #: step; with this many steps it stays below 1 % of delta for delta >= 1e-10 and
-#: T <= 1000 rounds (tests/test_reference_mechanisms.py).
+#: T <= 1000 rounds (tests/central/test_reference_mechanisms.py).
 STEPS_PER_LOSS_STD = 64
 
 #: Finest grid accepted, in nats: grid indices of losses and of queried eps, and
@@ -39,7 +44,7 @@ DEFAULT_TAIL_MASS = 1e-15
 #: ``PLD_MAX_GRID_POINTS``.
 MAX_GRID_SIZE = 2**26
 
-#: Memory guard of automatic refinement (``rel_accuracy``, :mod:`pld.refinement`):
+#: Memory guard of automatic refinement (``rel_accuracy``, :mod:`pld.distribution.refinement`):
 #: a query stops refining, with a warning, rather than rebuild a PLD whose grid
 #: would exceed this many points (2**23 points: 64 MiB per float64 array, a few
 #: hundred MiB for the whole composition).
@@ -47,6 +52,16 @@ MAX_REFINED_GRID_SIZE = 2**23
 
 #: Environment variable that overrides ``MAX_GRID_SIZE`` (an integer >= 1024).
 GRID_BUDGET_VARIABLE = "PLD_MAX_GRID_POINTS"
+
+
+class BudgetError(ValueError):
+    """Work or memory above the budget, refused before it starts.
+
+    The message names the estimate, the budget and a knob that reduces the work. A
+    subclass of ``ValueError``, so code that catches bad input still catches it; code
+    that falls back to another method when one is too costly catches this type only,
+    so that a genuine bad-input error is never mistaken for "unavailable".
+    """
 
 
 def max_grid_points() -> int:
@@ -89,14 +104,14 @@ def check_grid_points(points: float, what: str, knob: str) -> None:
 
     Raises
     ------
-    ValueError
+    BudgetError
         If ``points`` exceeds :func:`max_grid_points`.
     """
     limit = max_grid_points()
     if points <= limit:
         return
     size = f"about {points:.3g}" if math.isfinite(points) else "unboundedly many"
-    raise ValueError(
+    raise BudgetError(
         f"{what} needs {size} grid points of work and memory, above the budget of {limit}; "
         f"{knob}, or raise the budget with the environment variable {GRID_BUDGET_VARIABLE}"
     )
@@ -117,16 +132,39 @@ def choose_loss_grid_step(loss_std: float, steps_per_std: float = STEPS_PER_LOSS
     return DEFAULT_LOSS_GRID_STEP / 2**refinement
 
 
-__all__ = [
-    "DEFAULT_LOSS_GRID_STEP",
-    "DEFAULT_TAIL_MASS",
-    "GRID_BUDGET_VARIABLE",
-    "MAX_GRID_SIZE",
-    "MAX_REFINED_GRID_SIZE",
-    "MAX_REFINEMENT",
-    "MIN_LOSS_GRID_STEP",
-    "STEPS_PER_LOSS_STD",
-    "check_grid_points",
-    "choose_loss_grid_step",
-    "max_grid_points",
-]
+_EXPORTS = {
+    "LossPmf": "pld.engine.loss_pmf",
+    "discretise": "pld.engine.discretisation",
+    "charge_mass": "pld.engine.discretisation",
+    "loss_rounding_error": "pld.engine.discretisation",
+    "SNAP_RELATIVE": "pld.engine.discretisation",
+    "compose_bounds": "pld.engine.compose",
+    "spectrum_power": "pld.engine.compose",
+    "tiltable": "pld.engine.tilted",
+    "tilt_exponent": "pld.engine.tilted",
+    "tilted_compose_bounds": "pld.engine.tilted",
+    "clip_tails": "pld.engine.tilted",
+}
+_SUBMODULES = ("fft",)
+
+__all__ = sorted(
+    [
+        *_EXPORTS,
+        *_SUBMODULES,
+        "BudgetError",
+        "DEFAULT_LOSS_GRID_STEP",
+        "DEFAULT_TAIL_MASS",
+        "GRID_BUDGET_VARIABLE",
+        "MAX_GRID_SIZE",
+        "MAX_REFINED_GRID_SIZE",
+        "MAX_REFINEMENT",
+        "MIN_LOSS_GRID_STEP",
+        "STEPS_PER_LOSS_STD",
+        "check_grid_points",
+        "choose_loss_grid_step",
+        "max_grid_points",
+    ]
+)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)

@@ -4,7 +4,8 @@ A :class:`LossPmf` holds masses on the grid ``g_j = (offset + j) * step`` and th
 mass at ``+inf``, together with the error terms that turn its hockey-stick value
 into a bound:
 
-    delta(eps) = infinity_mass + sum_j m_j (1 - exp(eps - g_j))_+        (seed 004, eq 2.1)
+    delta(eps) = infinity_mass + sum_j m_j (1 - exp(eps - g_j))_+        (Koskela et al. 2023, eq
+    2.1)
 
 * ``bound == "upper"``: the masses dominate the truth after rounding, aliasing
   and truncation (extra mass only raises delta); add the float round-off term.
@@ -35,16 +36,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pld.engine import _point_queries
-from pld.engine._point_queries import FINAL_ROUNDING as _FINAL_ROUNDING
-from pld.engine._point_queries import MAX_NUDGES as _MAX_NUDGES
-from pld.engine._point_queries import NUDGE_GROWTH as _NUDGE_GROWTH
+from pld.engine import point_queries
+from pld.engine.point_queries import FINAL_ROUNDING as _FINAL_ROUNDING
+from pld.engine.point_queries import MAX_NUDGES as _MAX_NUDGES
+from pld.engine.point_queries import NUDGE_GROWTH as _NUDGE_GROWTH
 
 _UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Suffix sums are computed for the top this many points first (rounded up to
 #: whole blocks), then for four times as many at a time (:meth:`LossPmf._suffix_from`).
 _SUFFIX_FIRST = 4096
-#: Points per block of the suffix sums (:func:`pld.engine._kernels.suffix_sums`),
+#: Points per block of the suffix sums (:func:`pld.engine.kernels.suffix_sums`),
 #: and the largest loss span of a block in nats (keeps exp(+-span) normal).
 _SUFFIX_BLOCK = 1024
 _SUFFIX_SPAN = 600.0
@@ -170,7 +171,7 @@ class LossPmf:
     @functools.cached_property
     def _suffixes(self) -> list:
         """Cache of :meth:`_suffix_from`: ``[start, mass_tail, weighted_tail, ones]``
-        (``ones``: :func:`pld.engine._kernels.geometric_sums`)."""
+        (``ones``: :func:`pld.engine.kernels.geometric_sums`)."""
         size = self.masses.shape[0]
         mass_tail, weighted_tail, ones = np.empty(size + 1), np.empty(size + 1), np.empty(size + 1)
         mass_tail[size] = weighted_tail[size] = ones[size] = 0.0
@@ -183,7 +184,7 @@ class LossPmf:
         sum_{j>=i} m_j`` and ``weighted_tail[i - first] = sum_{j>=i} m_j exp(g_i - g_j)``;
         returns ``(first, mass_tail, weighted_tail)``.
 
-        The sums of :func:`pld.engine._kernels.suffix_sums` run in blocks aligned at
+        The sums of :func:`pld.engine.kernels.suffix_sums` run in blocks aligned at
         the top of the grid, each from the carry of the blocks above it, so the sums
         over the top ``L`` points (``L`` a multiple of the block) are the sums of the
         whole grid there, bit for bit (:attr:`_suffix_starts` keeps one kernel
@@ -193,7 +194,7 @@ class LossPmf:
         point keeps the value of the first such segment that covers it, so the
         values depend on the pmf alone, not on the order of the queries.
         """
-        from pld.engine._kernels import geometric_sums, suffix_sums
+        from pld.engine.kernels import geometric_sums, suffix_sums
 
         cache = self._suffixes
         for low in self._suffix_starts:
@@ -217,10 +218,10 @@ class LossPmf:
         """Where the segments of :meth:`_suffix_from` start, from the top down (to 0).
 
         On a grid that the suffix sums' compiled loop would sum whole, every segment
-        is longer than :data:`pld.engine._kernels.COMPILED_SIZE` too: one kernel path
+        is longer than :data:`pld.engine.kernels.COMPILED_SIZE` too: one kernel path
         for the whole grid, bit for bit the sums of one pass.
         """
-        from pld.engine._kernels import COMPILED_SIZE
+        from pld.engine.kernels import COMPILED_SIZE
 
         size = self.masses.shape[0]
         first = _SUFFIX_FIRST if size <= COMPILED_SIZE else COMPILED_SIZE + 1
@@ -250,7 +251,7 @@ class LossPmf:
 
     @property
     def _terms(self) -> tuple[float, ...]:
-        """The error terms as :func:`pld.engine._kernels.hockey_stick_bound` takes them."""
+        """The error terms as :func:`pld.engine.kernels.hockey_stick_bound` takes them."""
         return (
             self.mass_error,
             self.infinity_mass,
@@ -267,10 +268,10 @@ class LossPmf:
         ``eps'`` is eps shifted by the loss-position error; ``index`` is the first grid
         point above it, so ``factor`` lies in ``(exp(-step), 1]``. On the segment,
         ``sum_j m_j (1 - exp(eps' - g_j))_+ = S_P - exp(eps') S_Q`` with the suffix sums
-        of the P-masses and the Q-masses ``m_j exp(-g_j)`` (seed 004, eq 2.1); the
+        of the P-masses and the Q-masses ``m_j exp(-g_j)`` (Koskela et al. 2023, eq 2.1); the
         error terms are added (upper) or subtracted (lower) as the module says.
         """
-        from pld.engine._kernels import hockey_stick_bound
+        from pld.engine.kernels import hockey_stick_bound
 
         index = np.ascontiguousarray(index, dtype=np.int64)
         first, mass_tail, weighted_tail = self._suffix_from(
@@ -321,7 +322,7 @@ class LossPmf:
         (at most) ``start`` to ``n``, the value of the lower curve at its breakpoints
         (index ``n``: beyond the last grid point). Returns ``(first, values)`` with
         ``values[j - first]``; computed from the top down, as far as asked, and kept."""
-        from pld.engine._kernels import breakpoint_maxima
+        from pld.engine.kernels import breakpoint_maxima
 
         cache = self._maxima
         size = self.masses.shape[0]
@@ -361,7 +362,7 @@ class LossPmf:
         """
         eps = np.asarray(eps, dtype=np.float64)
         if eps.shape == (1,):
-            return np.array([_point_queries.delta(self, float(eps[0]))])
+            return np.array([point_queries.delta(self, float(eps[0]))])
         shifted = self._shifted(eps)
         raw = self._raw_delta(shifted)
         if self.bound == "lower" and raw.size:
@@ -385,9 +386,9 @@ class LossPmf:
         targets = np.atleast_1d(np.asarray(delta, dtype=np.float64))
         if targets.shape == (1,):
             one = (
-                _point_queries.epsilon_upper
+                point_queries.epsilon_upper
                 if self.bound == "upper"
-                else _point_queries.epsilon_lower
+                else point_queries.epsilon_lower
             )
             value = one(self, float(targets[0]))
             return value if scalar else np.array([value])
@@ -455,7 +456,7 @@ class LossPmf:
 
     def _first_at_or_below_one(self, target: float, low: int, high: int) -> int:
         """:meth:`_first_at_or_below` of one target (the same breakpoints, less glue)."""
-        from pld.engine._kernels import first_at_or_below
+        from pld.engine.kernels import first_at_or_below
 
         decay = math.exp(-self.step)
         low, high = int(low), int(high)

@@ -10,7 +10,7 @@ and the mirror image for ``t < 0`` and the lower tail (Koskela et al. 2021 use
 the same bound for the Fourier accountant). Every ``t`` gives a valid bound, so
 the search only decides how tight the window is. It tries exponents on a
 lattice of rates ``|t| h = 2^(k/32)`` (``h`` the grid step, ``|t| h <= 64``),
-always with the exact MGF over all atoms (:func:`pld.engine._mgf.log_mgf`,
+always with the exact MGF over all atoms (:func:`pld.engine.mgf.log_mgf`,
 raised by its rounding bound). The window end ``(sum_i c_i log M_i(t) - log
 target) / t`` is quasi-convex in ``t`` (its sublevel sets are those of a convex
 function), and its minimiser lies above ``(-log target) / (reach to the support's
@@ -103,13 +103,13 @@ def _evaluate(
     stacks: dict | None = None,
 ) -> None:
     """Store each factor's ``log M_i`` and its rounding bound at the lattice points
-    ``keys`` its memo lacks, by vectorised :func:`~pld.engine._mgf.log_mgf`
-    calls (which err by at most :func:`~pld.engine._mgf.log_mgf_rounding` plus
+    ``keys`` its memo lacks, by vectorised :func:`~pld.engine.mgf.log_mgf`
+    calls (which err by at most :func:`~pld.engine.mgf.log_mgf_rounding` plus
     a unit of the value): one for all factors that lack the same points
-    (:func:`~pld.engine._mgf.log_mgf_many`), else one per factor. ``layouts``
+    (:func:`~pld.engine.mgf.log_mgf_many`), else one per factor. ``layouts``
     (one dict per factor, for one search) keeps the kernels' layouts of the atoms
     between calls, ``stacks`` those of all factors together."""
-    from pld.engine._mgf import log_mgf, log_mgf_many, log_mgf_rounding
+    from pld.engine.mgf import log_mgf, log_mgf_many, log_mgf_rounding
 
     if layouts is None:
         layouts = [{} for _ in pmfs]
@@ -304,7 +304,7 @@ def _starts(
     for side in sides:
         bound = _lattice_index(max(slack / max(reach[side], 1.0), popoviciu))
         spans[side] = (bound - _SCAN_STEP, max(bound, guess) + _SCAN_STEP)
-    from pld.engine._mgf import COMPILED_MGF_ATOMS
+    from pld.engine.mgf import COMPILED_MGF_ATOMS
 
     large = max(m.shape[0] for _, m in pmfs) > COMPILED_MGF_ATOMS
     most = _SCAN_POINTS_COMPILED if large else _SCAN_POINTS

@@ -6,7 +6,7 @@ constructor and ``get_delta_for_epsilon``, ``pld_pmf.DensePLDPmf``).
 
 Both libraries store one direction of a privacy-loss distribution the same way:
 P-masses ``m_k`` at the losses ``k * h`` plus a mass at ``+inf``, and
-``delta(eps) = infinity_mass + sum_k m_k (1 - exp(eps - k h))_+`` (seed 004,
+``delta(eps) = infinity_mass + sum_k m_k (1 - exp(eps - k h))_+`` (Koskela et al. (2023),
 eq 2.1). ``dp_accounting``'s ``PrivacyLossDistribution`` keeps a REMOVE and an
 ADD direction; pld's first (P->Q) and second (Q->P) directions map to them.
 
@@ -37,7 +37,7 @@ Import (:func:`from_dp_accounting`)
     ``delta(eps)`` (the larger of its two directions). A discrete PLD on the grid
     ``k h`` has a profile that is piecewise linear in ``alpha = e^eps`` with kinks
     at the grid points, so evaluated at every ``k h`` of its support it determines
-    a pair exactly: the connect-the-dots pair of :mod:`pld.mechanisms.profile`
+    a pair exactly: the connect-the-dots pair of :mod:`pld.distribution.profile`
     (Doroshenko et al. 2022, Alg. 1), which is symmetric (one pair bounds both
     directions). The values are first raised to at least ``(1 - e^eps)_+``, which
     every true profile is (dp_accounting's pessimistic pmfs may carry a little
@@ -68,8 +68,8 @@ from typing import Any
 
 import numpy as np
 
-from pld import _validate
-from pld.construction import from_bounds, from_pmfs
+from pld import validation
+from pld.distribution import PLD, compose, from_bounds, from_pmfs
 from pld.integrations.dp_events import (
     UnsupportedEventError,
     from_dp_event,
@@ -77,7 +77,6 @@ from pld.integrations.dp_events import (
     non_private,
     relation_name,
 )
-from pld.loss_distribution import PLD, compose
 
 try:
     from dp_accounting import dp_event, privacy_accountant
@@ -342,15 +341,15 @@ def from_dp_accounting(
     -----
     Evaluating the profile costs about 1 s per 10^5 grid points in dp_accounting.
     """
-    from pld.mechanisms.profile import connect_the_dots
+    from pld.distribution import connect_the_dots
 
     _checked_pld(pessimistic, "pessimistic")
     if optimistic is not None:
         _checked_pld(optimistic, "optimistic")
-    step = _validate.in_interval(
+    step = validation.in_interval(
         "value_discretization_interval", value_discretization_interval, 0.0, 1.0, low_open=True
     )
-    loss_grid_step = _validate.optional_loss_grid_step(loss_grid_step)
+    loss_grid_step = validation.optional_loss_grid_step(loss_grid_step)
     grid_step = step if loss_grid_step is None else loss_grid_step
     eps, upper_values, upper_excess = _support_top(pessimistic, step)
     lower_values, lower_excess = (
@@ -428,7 +427,7 @@ class Accountant(privacy_accountant.PrivacyAccountant):
         from pld.engine import DEFAULT_TAIL_MASS
 
         self._tail_mass = DEFAULT_TAIL_MASS if tail_mass is None else tail_mass
-        _validate.in_interval("tail_mass", self._tail_mass, 0.0, 1e-3, low_open=True)
+        validation.in_interval("tail_mass", self._tail_mass, 0.0, 1e-3, low_open=True)
         self._losses: dict[int, tuple[PLD, int]] = {}
         self._converted: dict[Any, PLD] = {}
         self._last: tuple[Any, PLD] | None = None
@@ -479,7 +478,7 @@ class Accountant(privacy_accountant.PrivacyAccountant):
         """Lower and upper bounds on epsilon at ``target_delta`` (nats)."""
         total = self.pld
         if total is None:
-            _validate.in_interval("target_delta", target_delta, 0.0, 1.0, low_open=True)
+            validation.in_interval("target_delta", target_delta, 0.0, 1.0, low_open=True)
             return 0.0, 0.0
         return total.epsilon_bounds(target_delta)
 

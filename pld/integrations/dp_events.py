@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from pld.recipes import refinable
+from pld.distribution import refinable
 
 RELATIONS = ("add-remove", "replace")
 
@@ -101,14 +101,14 @@ def _pld_function(name: str, event: Any) -> Any:
 
 def no_op() -> Any:
     """The PLD of a mechanism that reveals nothing: all mass at loss 0."""
-    from pld.construction import from_pmfs
+    from pld.distribution import from_pmfs
 
     return from_pmfs(np.zeros(1), np.zeros(1), symmetric=True)
 
 
 def non_private() -> Any:
     """The PLD of a mechanism that reveals everything: delta(eps) = 1 for every eps."""
-    from pld.construction import from_pmfs
+    from pld.distribution import from_pmfs
 
     return from_pmfs(np.array([0.0, -np.inf]), np.array([-np.inf, 0.0]), symmetric=True)
 
@@ -138,13 +138,13 @@ def k_ary_randomized_response(
     loss_grid_step : float, optional
         Grid spacing in nats (default: the engine's choice for the loss's spread).
     """
-    from pld import _validate
-    from pld.construction import from_pmfs
+    from pld import validation
+    from pld.distribution import from_pmfs
 
-    noise = _validate.in_interval(
+    noise = validation.in_interval(
         "noise_parameter", noise_parameter, 0.0, 1.0, low_open=True, high_open=True
     )
-    buckets = _validate.integer_at_least("num_buckets", num_buckets, 2)
+    buckets = validation.integer_at_least("num_buckets", num_buckets, 2)
     with np.errstate(divide="ignore"):
         keep = math.log1p(-noise * (buckets - 1) / buckets)
         other = math.log(noise / buckets)
@@ -232,7 +232,7 @@ class _Converter:
         return inner.self_compose(count) if count > 1 else inner
 
     def _ComposedDpEvent(self, event: Any, relation: str) -> Any | None:
-        from pld.loss_distribution import compose
+        from pld.distribution import compose
 
         parts = [self.convert(item, relation) for item in event.events]
         parts = [part for part in parts if part is not None]
@@ -250,7 +250,7 @@ class _Converter:
         return 1.0 if relation == "add-remove" else 2.0
 
     def _GaussianDpEvent(self, event: Any, relation: str) -> Any:
-        from pld.mechanisms.gaussian import gaussian
+        from pld.central import gaussian
 
         noise = _real(event, "noise_multiplier", 0.0)
         if noise == 0:
@@ -291,8 +291,8 @@ class _Converter:
         return k_ary_randomized_response(noise, buckets)
 
     def _MixtureOfGaussiansDpEvent(self, event: Any, relation: str) -> Any | None:
-        from pld.mechanisms.gaussian import gaussian
-        from pld.mechanisms.subsampled_gaussian import subsampled_gaussian
+        from pld.central import gaussian
+        from pld.subsampling import subsampled_gaussian
 
         sigma = _real(event, "standard_deviation", 0.0)
         sensitivities = np.asarray(event.sensitivities, dtype=np.float64)
@@ -336,7 +336,7 @@ class _Converter:
     # -- sampling ----------------------------------------------------------------------
 
     def _PoissonSampledDpEvent(self, event: Any, relation: str) -> Any | None:
-        from pld.mechanisms.subsampled_gaussian import subsampled_gaussian
+        from pld.subsampling import subsampled_gaussian
 
         rate = _real(event, "sampling_probability", 0.0, 1.0)
         if rate == 0:

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from pld import _validate
+from pld import validation
 
 #: The name Opacus shows for this accountant (``mechanism()``, ``state_dict``).
 MECHANISM = "pld"
@@ -36,10 +36,10 @@ MECHANISM = "pld"
 def _step_pld(noise_multiplier: float, sample_rate: float) -> Any:
     """One DP-SGD step: Poisson-subsampled Gaussian, sensitivity 1, add/remove."""
     if sample_rate == 1.0:
-        from pld.mechanisms.gaussian import gaussian
+        from pld.central import gaussian
 
         return gaussian(noise_multiplier)
-    from pld.mechanisms.subsampled_gaussian import subsampled_gaussian
+    from pld.subsampling import subsampled_gaussian
 
     return subsampled_gaussian(noise_multiplier, sample_rate)
 
@@ -53,9 +53,9 @@ def _entry(entry: Any, where: str) -> tuple[float, float, int]:
             f"{where} must be a (noise_multiplier, sample_rate, steps) triple (got {entry!r})"
         ) from error
     return (
-        _validate.positive("noise_multiplier", noise_multiplier),
-        _validate.in_interval("sample_rate", sample_rate, 0.0, 1.0, low_open=True),
-        _validate.integer_at_least("steps", steps, 0),
+        validation.positive("noise_multiplier", noise_multiplier),
+        validation.in_interval("sample_rate", sample_rate, 0.0, 1.0, low_open=True),
+        validation.integer_at_least("steps", steps, 0),
     )
 
 
@@ -81,7 +81,7 @@ class Accountant:
         from pld.engine import DEFAULT_TAIL_MASS
 
         self.history: list[tuple[float, float, int]] = []
-        self._tail_mass = _validate.in_interval(
+        self._tail_mass = validation.in_interval(
             "tail_mass",
             DEFAULT_TAIL_MASS if tail_mass is None else tail_mass,
             0.0,
@@ -106,8 +106,8 @@ class Accountant:
         sample_rate : float
             Poisson sampling probability of each record, in (0, 1].
         """
-        noise_multiplier = _validate.positive("noise_multiplier", noise_multiplier)
-        sample_rate = _validate.in_interval("sample_rate", sample_rate, 0.0, 1.0, low_open=True)
+        noise_multiplier = validation.positive("noise_multiplier", noise_multiplier)
+        sample_rate = validation.in_interval("sample_rate", sample_rate, 0.0, 1.0, low_open=True)
         if self.history and self.history[-1][:2] == (noise_multiplier, sample_rate):
             self.history[-1] = (noise_multiplier, sample_rate, self.history[-1][2] + 1)
         else:
@@ -126,7 +126,7 @@ class Accountant:
             return None
         if self._cached is not None and self._cached[0] == entries:
             return self._cached[1]
-        from pld.loss_distribution import compose
+        from pld.distribution import compose
 
         counts: dict[tuple[float, float], int] = {}
         for noise_multiplier, sample_rate, steps in entries:
@@ -144,7 +144,7 @@ class Accountant:
 
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
         """Lower and upper bounds on epsilon at ``delta``, in nats."""
-        delta = _validate.in_interval("delta", delta, 0.0, 1.0, low_open=True)
+        delta = validation.in_interval("delta", delta, 0.0, 1.0, low_open=True)
         total = self.pld
         return (0.0, 0.0) if total is None else total.epsilon_bounds(delta)
 
@@ -228,15 +228,15 @@ def get_noise_multiplier(
     ValueError
         For a budget no noise multiplier up to 1e6 meets, or bad arguments.
     """
-    target_epsilon = _validate.positive("target_epsilon", target_epsilon)
-    target_delta = _validate.in_interval("target_delta", target_delta, 0.0, 1.0, low_open=True)
-    sample_rate = _validate.in_interval("sample_rate", sample_rate, 0.0, 1.0, low_open=True)
-    epsilon_tolerance = _validate.positive("epsilon_tolerance", epsilon_tolerance)
+    target_epsilon = validation.positive("target_epsilon", target_epsilon)
+    target_delta = validation.in_interval("target_delta", target_delta, 0.0, 1.0, low_open=True)
+    sample_rate = validation.in_interval("sample_rate", sample_rate, 0.0, 1.0, low_open=True)
+    epsilon_tolerance = validation.positive("epsilon_tolerance", epsilon_tolerance)
     if (steps is None) == (epochs is None):
         raise ValueError("get_noise_multiplier takes either epochs or steps (exactly one)")
     if steps is None:
-        steps = int(_validate.positive("epochs", epochs) / sample_rate)
-    steps = _validate.integer_at_least("steps", steps, 1)
+        steps = int(validation.positive("epochs", epochs) / sample_rate)
+    steps = validation.integer_at_least("steps", steps, 1)
     accountant = Accountant()
 
     def epsilon(noise_multiplier: float) -> float:

@@ -1,7 +1,7 @@
 """What a local randomizer is, as the shuffle accountants see it.
 
 A local randomizer R maps an input x to a distribution R(x) on outputs. The
-blanket decomposition (Balle et al. 2019, seed 002 §5; seed 004 §4) writes
+blanket decomposition (Balle et al. 2019, §5; Koskela et al. (2023), §4) writes
 ``R(x) = gamma * omega + (1 - gamma) * rest_x`` with ``omega_min(y) =
 min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and ``omega = omega_min / gamma``.
 """

@@ -1,7 +1,7 @@
 """Continuous local randomizers: Gaussian and Laplace noise on a bounded input interval.
 
 A user holds ``x`` in ``[low, high]`` and reports ``x + noise``. The blanket
-decomposition (Balle et al. 2019, seed 002 §5) of such a location family takes
+decomposition (Balle et al. 2019, §5) of such a location family takes
 ``omega_min(y) = min_x R(x)(y)``, attained at the end point farther from ``y``:
 with ``Delta = high - low``,
 
@@ -10,7 +10,7 @@ with ``Delta = high - low``,
 * Laplace with scale b: ``gamma = exp(-Delta / (2 b))`` and ``eps0 = Delta / b``.
 
 These classes only describe the randomizer; the analyses live in
-:mod:`pld.mechanisms.blanket_continuous` (docs/blanket-continuous.md).
+:mod:`pld.shuffling.blanket.continuous` (docs/blanket-continuous.md).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 from scipy.special import ndtr
 
-from pld import _validate
+from pld import validation
 from pld.randomizers.base import Randomizer
 
 
 def _interval(low: object, high: object) -> tuple[float, float]:
-    low = _validate.finite_real("low", low)
-    high = _validate.finite_real("high", high)
+    low = validation.finite_real("low", low)
+    high = validation.finite_real("high", high)
     if not low < high:
         raise ValueError(f"the input interval must be non-empty: low < high (got [{low}, {high}])")
     return low, high
@@ -106,7 +106,7 @@ def gaussian(sigma: float, low: float = 0.0, high: float = 1.0) -> GaussianRando
     low, high : float
         Finite end points of the input interval, ``low < high`` (default ``[0, 1]``).
     """
-    sigma = _validate.positive("sigma", sigma)
+    sigma = validation.positive("sigma", sigma)
     low, high = _interval(low, high)
     return GaussianRandomizer(sigma, low, high)
 
@@ -121,6 +121,6 @@ def laplace(scale: float, low: float = 0.0, high: float = 1.0) -> LaplaceRandomi
     low, high : float
         Finite end points of the input interval, ``low < high`` (default ``[0, 1]``).
     """
-    scale = _validate.positive("scale", scale)
+    scale = validation.positive("scale", scale)
     low, high = _interval(low, high)
     return LaplaceRandomizer(scale, low, high)

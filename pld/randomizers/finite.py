@@ -2,11 +2,11 @@
 
 A finite randomizer maps an input x in {0..m-1} to a distribution ``R(x)`` on the
 outputs {0..K-1}: row x of an m x K row-stochastic matrix. The blanket
-decomposition (Balle, Bell, Gascón and Nissim 2019, seed 002 §5; seed 004 §4)
-uses ``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and, for an
+decomposition (Balle, Bell, Gascón and Nissim 2019, Balle et al. (2019), §5; Koskela et al. (2023),
+§4) uses ``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and, for an
 ordered pair of inputs (x, x'), the ratios ``R(x)(y) / omega_min(y)``.
 
-What the shuffle accountants read (:mod:`pld.mechanisms.blanket`):
+What the shuffle accountants read (:mod:`pld.shuffling.shuffler`):
 
 * :meth:`FiniteRandomizer.blanket_classes`: for every ordered pair of distinct
   inputs, the outputs grouped into classes with equal ratios
@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from pld import _validate
+from pld import validation
 from pld.randomizers.base import Randomizer
 
 #: Rows of a user-given matrix must sum to 1 within this absolute tolerance.
@@ -49,7 +49,7 @@ def _classes(ratio_x: np.ndarray, ratio_y: np.ndarray, mass: np.ndarray) -> Clas
 
     Ratios equal up to float round-off (log-ratios within ~1e-12) are merged and
     take the first member's values: the analyses cover a relative displacement of
-    1e-11 of every position (``pld.mechanisms._blanket_finite.POSITION_ERROR``).
+    1e-11 of every position (``pld.shuffling.blanket.finite.POSITION_ERROR``).
     """
     keep = mass > 0
     ratio_x, ratio_y, mass = ratio_x[keep], ratio_y[keep], mass[keep]
@@ -115,7 +115,7 @@ class FiniteRandomizer(Randomizer):
         """A clone parameter p for which ``pld.clones(n, eps0, p)`` dominates the shuffle.
 
         None unless the randomizer is known to satisfy the condition of Feldman,
-        McMillan and Talwar (2021, Thm 3.2; seed 004 §3.1): for every pair (x0, x1)
+        McMillan and Talwar (2021, Thm 3.2; Koskela et al. (2023), §3.1): for every pair (x0, x1)
         there are laws Q0, Q1, Q* with ``R(x) >= p Q0 + p Q1`` for every x,
         ``R(x0) = e^eps0 p Q0 + p Q1 + (1 - p - e^eps0 p) Q*`` and the same with
         Q0, Q1 swapped for x1.
@@ -215,7 +215,7 @@ def matrix(probs: object, *, tolerance: float = ROW_SUM_TOLERANCE) -> FiniteRand
     -------
     FiniteRandomizer
     """
-    tolerance = _validate.in_interval("tolerance", tolerance, 0.0, 1e-3)
+    tolerance = validation.in_interval("tolerance", tolerance, 0.0, 1e-3)
     try:
         array = np.array(probs, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -278,7 +278,7 @@ class _Preset(FiniteRandomizer):
 
 
 def _check_eps0(eps0: object) -> float:
-    return _validate.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
+    return validation.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
 
 
 class _KRR(_Preset):
@@ -328,8 +328,8 @@ def krr(k: int, gamma: float | None = None, eps0: float | None = None) -> Finite
     """k-ary randomised response: the truth with probability 1 - gamma, else uniform on [k].
 
     ``R(x)(x) = 1 - gamma + gamma / k`` and ``R(x)(y) = gamma / k`` otherwise
-    (Balle et al. 2019; seed 004 §4); binary randomised response is k = 2.
-    ``eps0 = log(1 + k (1 - gamma) / gamma)`` (seed 004, caption of Fig. 4).
+    (Balle et al. 2019; Koskela et al. (2023), §4); binary randomised response is k = 2.
+    ``eps0 = log(1 + k (1 - gamma) / gamma)`` (Koskela et al. 2023, caption of Fig. 4).
 
     Parameters
     ----------
@@ -340,18 +340,18 @@ def krr(k: int, gamma: float | None = None, eps0: float | None = None) -> Finite
     eps0 : float, optional
         Local epsilon in nats, in (0, 50]; then ``gamma = k / (e^eps0 + k - 1)``.
     """
-    k = _validate.integer_at_least("k", k, 2)
+    k = validation.integer_at_least("k", k, 2)
     if (gamma is None) == (eps0 is None):
         raise ValueError("give exactly one of gamma and eps0")
     if gamma is not None:
-        gamma = _validate.finite_real("gamma", gamma)
+        gamma = validation.finite_real("gamma", gamma)
         if gamma == 0:
             raise ValueError(
                 "gamma must lie in (0, 1] (got 0): with gamma = 0 every user reports the "
                 "truth, no report is a uniform 'blanket' draw, and shuffling gives no "
                 "amplification"
             )
-        gamma = _validate.in_interval("gamma", gamma, 0.0, 1.0, low_open=True)
+        gamma = validation.in_interval("gamma", gamma, 0.0, 1.0, low_open=True)
     else:
         eps0 = _check_eps0(eps0)
         gamma = k / (math.expm1(eps0) + k)
@@ -432,10 +432,10 @@ def local_hashing(eps0: float, domain: int, buckets: int | None = None) -> Finit
         g in [2, 2^40]; default the optimal ``round(e^eps0 + 1)`` of OLH (g = 2 is BLH).
     """
     eps0 = _check_eps0(eps0)
-    domain = _validate.integer_at_least("domain", domain, 2)
+    domain = validation.integer_at_least("domain", domain, 2)
     if buckets is None:
         buckets = max(2, int(round(math.exp(eps0) + 1)))
-    buckets = _validate.integer_at_least("buckets", buckets, 2, _validate.MAX_USERS)
+    buckets = validation.integer_at_least("buckets", buckets, 2, validation.MAX_USERS)
     return _LocalHashing(eps0, domain, buckets)
 
 
@@ -504,7 +504,7 @@ def hadamard(eps0: float, domain: int) -> FiniteRandomizer:
         Number of inputs, >= 2.
     """
     eps0 = _check_eps0(eps0)
-    domain = _validate.integer_at_least("domain", domain, 2)
+    domain = validation.integer_at_least("domain", domain, 2)
     return _Hadamard(eps0, domain)
 
 
@@ -580,5 +580,5 @@ def unary(eps0: float, domain: int, optimized: bool = True) -> FiniteRandomizer:
         OUE (default) or SUE.
     """
     eps0 = _check_eps0(eps0)
-    domain = _validate.integer_at_least("domain", domain, 2)
+    domain = validation.integer_at_least("domain", domain, 2)
     return _Unary(eps0, domain, bool(optimized))

@@ -1,9 +1,9 @@
 """A small Rényi-DP accountant: compose per-round RDP curves, then convert to (eps, delta).
 
-Composition adds RDP curves order by order (Mironov 2017; seed 001 Lemma 1, seed 000
-Lemma 2), also for rounds of different mechanisms (heterogeneous composition) and for
+Composition adds RDP curves order by order (Mironov 2017; Liew and Takahashi (2022), Lemma 1, Liew
+et al. (2022) Lemma 2), also for rounds of different mechanisms (heterogeneous composition) and for
 adaptively chosen rounds. The conversion is :func:`pld.rdp.conversions.to_epsilon`
-and :func:`pld.rdp.conversions.to_delta` (seed 001 Lemma 2).
+and :func:`pld.rdp.conversions.to_delta` (Liew and Takahashi 2022, Lemma 2).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pld._validate import integer_at_least
-from pld.rdp._orders import rdp_values, real_orders
 from pld.rdp.conversions import to_delta, to_epsilon
+from pld.rdp.orders import rdp_values, real_orders
+from pld.validation import integer_at_least
 
 
 class RdpAccountant:

@@ -1,4 +1,5 @@
-"""Shuffled and distributed check-in with Gaussian noise (seeds 000, 001, 003).
+"""Shuffled and distributed check-in with Gaussian noise (Liew et al. 2022; Liew and Takahashi
+2022).
 
 In each round every one of ``n`` users checks in independently with probability
 ``gamma``; the ``K ~ Bin(n, gamma)`` participants either send ``x_i + N(0, sigma^2)``
@@ -7,14 +8,15 @@ to a shuffler (*shuffled* check-in) or contribute to a sum that only reveals
 
 Given ``K = k``, the target is among the participants with probability ``k / n``, so
 the round is a subsampling without replacement at rate ``k / n`` of a base mechanism
-on ``k`` users, and (seed 000 Thm 2, eq. 5; Appendix B.2)
+on ``k`` users, and (Liew et al. 2022, Thm 2, eq. 5; Appendix B.2)
 
     E[(P/Q)^lam] = sum_{k=0}^{n} Bin(k; n, gamma) E_{q_k}[(p_k/q_k)^lam],
 
-with ``k = 0`` contributing 1 (identical outputs). Seed 001 eq. 17 starts the sum at
+with ``k = 0`` contributing 1 (identical outputs). Liew and Takahashi (2022), eq. 17 starts the sum
+at
 ``k = 1``, dropping the positive ``k = 0`` term, and writes the per-``k`` rate as
-``gamma``; the derivation in seed 000 (App. B.2) gives ``k / n``, which is used here.
-The sum is evaluated by :func:`pld.rdp._binomial_mixture.log_binomial_mixture`:
+``gamma``; the derivation in Liew et al. (2022) (App. B.2) gives ``k / n``, which is used here.
+The sum is evaluated by :func:`pld.rdp.binomial_mixture.log_binomial_mixture`:
 exactly over the binomial bulk, with rigorous envelopes on the tails.
 """
 
@@ -26,16 +28,16 @@ from typing import Literal
 import numpy as np
 from scipy.special import logsumexp
 
-from pld import _binomial as binom
-from pld._validate import in_interval, integer_at_least, positive
-from pld.rdp._binomial_mixture import log_binomial_mixture
-from pld.rdp._orders import integer_orders
+from pld.numerics import binomial as binom
+from pld.rdp.binomial_mixture import log_binomial_mixture
+from pld.rdp.orders import integer_orders
 from pld.rdp.shuffle import (
     consecutive_log_moment_tables,
     log_moment_table,
     power_of_two_log_moment_tables,
 )
 from pld.rdp.subsampling import subsampled_log_moments
+from pld.validation import in_interval, integer_at_least, positive
 
 
 def _validate_common(n: object, gamma: object, sigma: object, orders: object):
@@ -49,20 +51,21 @@ def _validate_common(n: object, gamma: object, sigma: object, orders: object):
 def shuffled_checkin_gaussian(
     n: int, gamma: float, sigma: float, orders: object, *, tail_probability: float = 1e-16
 ) -> np.ndarray:
-    """RDP of shuffled check-in with the shuffle Gaussian (seed 001 eq. 17, seed 000 eq. 5).
+    """RDP of shuffled check-in with the shuffle Gaussian (Liew and Takahashi 2022, eq. 17, Liew et
+    al. (2022), eq. 5).
 
-    The per-count moment is the subsampled shuffle Gaussian (seed 001 eq. 16, rate
+    The per-count moment is the subsampled shuffle Gaussian (Liew and Takahashi 2022, eq. 16, rate
     ``k / n``, ``k`` shuffled users), capped by the unsampled moment. The binomial sum
     is exact over the bulk ``[k_lo, k_hi]`` (each tail has probability
     ``tail_probability``); outside it each block ``[a, b]`` of counts is bounded with
     rate ``b / n`` and the shuffle-Gaussian moments of ``a' <= a`` users (``a'`` the
     bulk edge or a power of two), which is rigorous because those moments do not
-    increase with the number of users (see :mod:`pld.rdp.shuffle`: seed 001's
+    increase with the number of users (see :mod:`pld.rdp.shuffle`: Liew and Takahashi's (2022)
     Conjecture 1 holds).
 
     It inherits the status of :func:`pld.rdp.shuffle.shuffle_gaussian`: the
     shuffle-Gaussian moments are those of the canonical pair of datasets, which
-    seed 000 (Thm 3) presents as a lower bound on the shuffle Gaussian's RDP.
+    Liew et al. (2022) (Thm 3) presents as a lower bound on the shuffle Gaussian's RDP.
 
     Parameters
     ----------
@@ -112,7 +115,8 @@ def shuffled_checkin_gaussian(
 def shuffled_checkin_gaussian_conjectured(
     n: int, gamma: float, sigma: float, orders: object, *, deltas: object = None
 ) -> np.ndarray:
-    """Seed 001's fast shuffled check-in bound (Thm 3, eq. 18) — relies on a conjecture.
+    """Liew and Takahashi's (2022) fast shuffled check-in bound (Thm 3, eq. 18) — relies on a
+    conjecture.
 
     ``eps(lam) = 1/(lam-1) log(f(1) e^{-Delta^2 n gamma / 2} + f((1-Delta) n gamma + 1))``,
     minimised over ``Delta`` in ``deltas`` (default 0.02, 0.04, ..., 0.98), where
@@ -125,14 +129,14 @@ def shuffled_checkin_gaussian_conjectured(
 
     Warning
     -------
-    Not a certified bound. The proof needs seed 001's Conjecture 1 (the shuffle
-    Gaussian moment does not increase with the number of users), which seed 001 leaves
-    open; it is true (a Jensen argument, see :mod:`pld.rdp.shuffle`) and is
-    also checked numerically in ``tests/test_rdp_shuffle_gaussian.py``. But eq. 18
-    uses the rate ``gamma`` for every count, as seed 001's eq. 17 does, whereas
-    seed 000's derivation gives ``k / n``: for counts above ``n gamma`` the fixed rate
+    Not a certified bound. The proof needs Liew and Takahashi's (2022) Conjecture 1 (the shuffle
+    Gaussian moment does not increase with the number of users), which Liew and Takahashi (2022)
+    leaves open; it is true (a Jensen argument, see :mod:`pld.rdp.shuffle`) and is
+    also checked numerically in ``tests/rdp/test_rdp_shuffle_gaussian.py``. But eq. 18
+    uses the rate ``gamma`` for every count, as Liew and Takahashi's (2022) eq. 17 does, whereas
+    Liew et al.'s (2022) derivation gives ``k / n``: for counts above ``n gamma`` the fixed rate
     understates the per-count moment, and the proof does not show that eq. 18 bounds
-    eq. 5. In every setting checked in ``tests/test_rdp_checkin.py`` it does lie above
+    eq. 5. In every setting checked in ``tests/rdp/test_rdp_checkin.py`` it does lie above
     :func:`shuffled_checkin_gaussian` (by factors 1.09 to 2.4), which is the rigorous
     sum and the one to use.
 
@@ -182,12 +186,12 @@ def distributed_checkin_gaussian(
     sensitivity: float = 2.0,
     tail_probability: float = 1e-16,
 ) -> np.ndarray:
-    """RDP of distributed check-in with Gaussian noise, replacement DP (seed 000, Thm 4).
+    """RDP of distributed check-in with Gaussian noise, replacement DP (Liew et al. 2022, Thm 4).
 
     Each of the ``K`` participants adds ``N(0, sigma^2)`` to its report and only the
     sum is revealed, so given ``K = k`` the base mechanism is a Gaussian mechanism of
     variance ``k sigma^2`` and replacement sensitivity ``sensitivity`` (2 for reports
-    in the unit ball, as in seed 000: ``eps_k(j) = 2 j / (k sigma^2)``), subsampled at
+    in the unit ball, as in Liew et al. (2022): ``eps_k(j) = 2 j / (k sigma^2)``), subsampled at
     rate ``k / n`` (Wang et al. Thm 9). The binomial sum includes ``k = 0`` (which
     Thm 4 omits) and is evaluated exactly over the bulk, with rigorous envelopes on
     the tails (rate ``b / n`` and variance ``a sigma^2`` on a block ``[a, b]``).
@@ -241,7 +245,8 @@ def distributed_checkin_gaussian(
 
 
 def removal_base_log_moments(k: np.ndarray, sigma: float, orders: np.ndarray) -> np.ndarray:
-    """``log E_{p'_k}[(q'_k / p'_k)^l]`` of seed 003 Thm 5, shape ``(len(k), len(orders))``.
+    """``log E_{p'_k}[(q'_k / p'_k)^l]`` of Liew et al. (2022), Thm 5, shape ``(len(k),
+    len(orders))``.
 
     ``p'_k = N(0, sigma^2 / k)`` is the mean of ``k`` other participants' reports
     (all 0), ``q'_k = N(1 / (k+1), sigma^2 / (k+1))`` the mean when the target (report
@@ -249,11 +254,11 @@ def removal_base_log_moments(k: np.ndarray, sigma: float, orders: np.ndarray) ->
 
         log E = 1/2 [l log(k+1) - log(k+l) - (l-1) log k] + l (l-1) k / (2 sigma^2 (k+1)(k+l)).
 
-    Seed 003 prints the exponential factor as ``exp(-(l+1) / (sigma^2 (k+1)))``; that
+    Liew et al. (2022) prints the exponential factor as ``exp(-(l+1) / (sigma^2 (k+1)))``; that
     does not follow from the two Gaussians (a factor below 1, although the mean shift
     can only increase the moment) and disagrees with numerical integration; the test
-    suite checks the expression above against quadrature. ``k = 0`` follows seed 003's convention
-    (``p'_0 = N(0, sigma^2)``, ``q'_0 = N(1, sigma^2)``): ``l (l-1) / (2 sigma^2)``.
+    suite checks the expression above against quadrature. ``k = 0`` follows Liew et al.'s (2022)
+    convention (``p'_0 = N(0, sigma^2)``, ``q'_0 = N(1, sigma^2)``): ``l (l-1) / (2 sigma^2)``.
     """
     k = np.asarray(k, dtype=np.float64)[:, None]
     lam = np.asarray(orders, dtype=np.float64)[None, :]
@@ -273,11 +278,11 @@ def distributed_checkin_gaussian_removal(
     method: Literal["exact", "chernoff"] = "exact",
     chernoff_delta: float = 0.5,
 ) -> np.ndarray:
-    """Distributed check-in with a mean aggregate under removal DP (seed 003, Thm 5).
+    """Distributed check-in with a mean aggregate under removal DP (Liew et al. 2022, Thm 5).
 
     The server reveals ``(1/K) sum x_i + N(0, sigma^2 / K)`` (each participant adds
     ``N(0, sigma^2)`` and the sum is divided by ``K``); ``D`` has ``n - 1`` users and
-    ``D' = D + {target}``; the adversary does not learn ``K``. Seed 003 applies Zhu &
+    ``D' = D + {target}``; the adversary does not learn ``K``. Liew et al. (2022) applies Zhu &
     Wang's (2019) general Poisson-subsampling bound (their Thm 6) conditionally on the
     other users' check-ins, ``B(k) = Bin(k; n-1, gamma)``:
 
@@ -293,9 +298,9 @@ def distributed_checkin_gaussian_removal(
     swaps the two exponents in line 13).
 
     ``method="exact"`` sums over every ``k`` (closed form, ``O(n lam)``);
-    ``method="chernoff"`` is the approximation of eq. 14-15 (Lemma 4 of seed 003 with
+    ``method="chernoff"`` is the approximation of eq. 14-15 (Lemma 4 of Liew et al. (2022) with
     ``Delta = chernoff_delta``): ``S(l) <= max_{k <= k_0} m_k e^{-Delta^2 (n-1) g / 2}
-    + max_{k > k_0} m_k``, ``k_0 = floor((1-Delta)(n-1) g)``. Seed 003 replaces the
+    + max_{k > k_0} m_k``, ``k_0 = floor((1-Delta)(n-1) g)``. Liew et al. (2022) replaces the
     maxima by ``m_1`` and ``m_{k_0+1}``, assuming the moment decreases in ``k``; it does
     not (it rises up to ``k ~ sqrt(l)``, and ``m_0 > m_1``), so the maxima are taken
     exactly here.

@@ -1,10 +1,10 @@
 """Conversions between Rényi DP and (epsilon, delta)-DP.
 
 * :func:`to_epsilon` / :func:`to_delta`: RDP -> (eps, delta), the conversion of
-  seed 001 Lemma 2 (eq. 4) = seed 000 Lemma 3 (eq. 9), from Balle et al. (2020,
-  Thm 21) and Canonne, Kamath & Steinke (2020), minimised over the orders. These are
+  Liew and Takahashi (2022), Lemma 2 (eq. 4) = Liew et al. (2022), Lemma 3 (eq. 9), from Balle et
+  al. (2020, Thm 21) and Canonne, Kamath & Steinke (2020), minimised over the orders. These are
   valid upper bounds for every mechanism whose RDP curve is given.
-* :func:`from_dp`: (eps, delta) -> RDP by seed 000 Lemma 1 (eq. 2, attributed to
+* :func:`from_dp`: (eps, delta) -> RDP by Liew et al. (2022), Lemma 1 (eq. 2, attributed to
   Asoodeh et al. 2021). **Not a valid upper bound in general**: see its docstring.
 """
 
@@ -14,17 +14,18 @@ import math
 
 import numpy as np
 
-from pld._validate import in_interval, non_negative
-from pld.rdp._orders import rdp_values, real_orders
+from pld.rdp.orders import rdp_values, real_orders
+from pld.validation import in_interval, non_negative
 
 
 def _conversion_slack(orders: np.ndarray) -> np.ndarray:
-    """``((lam - 1) log(1 - 1/lam) - log(lam)) / (lam - 1)`` of seed 001, eq. 4."""
+    """``((lam - 1) log(1 - 1/lam) - log(lam)) / (lam - 1)`` of Liew and Takahashi (2022), eq. 4."""
     return np.log1p(-1.0 / orders) - np.log(orders) / (orders - 1.0)
 
 
 def epsilon_per_order(rdp: object, orders: object, delta: float) -> np.ndarray:
-    """The epsilon that each order alone certifies at ``delta`` (seed 001 Lemma 2, eq. 4).
+    """The epsilon that each order alone certifies at ``delta`` (Liew and Takahashi 2022, Lemma 2,
+    eq. 4).
 
     ``eps(lam) + (log(1/delta) + (lam - 1) log(1 - 1/lam) - log(lam)) / (lam - 1)``,
     floored at 0 (an (eps, delta) guarantee with eps < 0 is not meaningful).
@@ -39,7 +40,7 @@ def epsilon_per_order(rdp: object, orders: object, delta: float) -> np.ndarray:
 def to_epsilon(rdp: object, orders: object, delta: float) -> tuple[float, float]:
     """Smallest epsilon such that an RDP curve implies (epsilon, delta)-DP.
 
-    Implements seed 001 Lemma 2 (eq. 4) = seed 000 Lemma 3 (eq. 9):
+    Implements Liew and Takahashi (2022), Lemma 2 (eq. 4) = Liew et al. (2022), Lemma 3 (eq. 9):
     ``eps = min_lam eps(lam) + (log(1/delta) + (lam-1) log(1-1/lam) - log lam)/(lam-1)``.
 
     Parameters
@@ -68,7 +69,8 @@ def to_epsilon(rdp: object, orders: object, delta: float) -> tuple[float, float]
 def to_delta(rdp: object, orders: object, epsilon: float) -> tuple[float, float]:
     """Smallest delta such that an RDP curve implies (epsilon, delta)-DP.
 
-    The inverse of :func:`to_epsilon` at each order (seed 001 Lemma 2 solved for delta):
+    The inverse of :func:`to_epsilon` at each order (Liew and Takahashi 2022, Lemma 2 solved for
+    delta):
     ``log delta = (lam - 1)(eps(lam) - epsilon) + (lam - 1) log(1 - 1/lam) - log lam``,
     minimised over the orders and capped at 1.
 
@@ -108,7 +110,8 @@ def _log_asoodeh_objective(
 
 
 def from_dp(epsilon: float, delta: float, orders: object) -> np.ndarray:
-    """RDP curve that seed 000's Lemma 1 (eq. 2) assigns to an (epsilon, delta)-DP mechanism.
+    """RDP curve that Liew et al.'s (2022) Lemma 1 (eq. 2) assigns to an (epsilon, delta)-DP
+    mechanism.
 
     ``eps(lam) = epsilon + log M / (lam - 1)`` with
     ``M = min_{r in (delta, 1)} r^lam (r - delta)^(1-lam) + (1-r)^lam (e^eps - r + delta)^(1-lam)``,
@@ -130,8 +133,8 @@ def from_dp(epsilon: float, delta: float, orders: object) -> np.ndarray:
       response with ``epsilon = 1`` (which is (1, 1e-5)-DP) has RDP 0.74 there; at
       ``delta = 0`` it tends to 0.
 
-    Both facts are asserted in ``tests/test_rdp_conversions.py``. The function is kept
-    because seed 000's Approaches 1 and 2 and its baseline (Table 2) are built on it;
+    Both facts are asserted in ``tests/rdp/test_rdp_conversions.py``. The function is kept
+    because Liew et al.'s (2022) Approaches 1 and 2 and its baseline (Table 2) are built on it;
     :mod:`pld.rdp.generic_ldp` labels their outputs accordingly.
 
     Parameters

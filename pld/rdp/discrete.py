@@ -23,7 +23,8 @@ and a tiny underflow charge): its loss is unknown, so by default it makes the RD
 
 Mechanisms with an unbounded loss (Gaussian, subsampled Gaussian, discrete
 Gaussian) attach instead, per direction, an upper bound on the truncated mass's
-moment ``E_P[exp((lam - 1) L) ; truncated]`` (:class:`pld.loss_distribution.TailMoments`).
+moment ``E_P[exp((lam - 1) L) ; truncated]``
+(:class:`pld.distribution.loss_distribution.TailMoments`).
 The pair made of the split atoms of the kept outcomes and the exact truncated
 outcomes dominates the mechanism (merging the split atoms gives it back), and
 the moment of the truncated part is added exactly, so the sum of the atoms'
@@ -40,8 +41,8 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from pld._validate import finite_real
-from pld.rdp._orders import real_orders
+from pld.rdp.orders import real_orders
+from pld.validation import finite_real
 
 
 def from_pld(loss: Any, orders: object, *, infinity_loss: float = math.inf) -> np.ndarray:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from pld._validate import positive
-from pld.rdp._orders import real_orders
+from pld.rdp.orders import real_orders
+from pld.validation import positive
 
 
 def gaussian(sigma: float, orders: object, *, sensitivity: float = 1.0) -> np.ndarray:
     """RDP ``lam * sensitivity^2 / (2 sigma^2)`` of the Gaussian mechanism.
 
     The same in both directions; it is the ``n = 1`` case of the shuffle Gaussian
-    (seed 001 Corollary 1) and its upper bound for every ``n``.
+    (Liew and Takahashi 2022, Corollary 1) and its upper bound for every ``n``.
 
     Parameters
     ----------

@@ -1,25 +1,25 @@
-"""Shuffled check-in with a generic (eps0, delta0)-LDP randomiser (seed 000, §3.1 and §3.3).
+"""Shuffled check-in with a generic (eps0, delta0)-LDP randomiser (Liew et al. 2022, §3.1 and §3.3).
 
-Building blocks (seed 000, App. A eq. 10-11 and App. B.1 eq. 12-16):
+Building blocks (Liew et al. 2022, App. A eq. 10-11 and App. B.1 eq. 12-16):
 
 * :func:`shuffle_dp`: Feldman, McMillan & Talwar (2022, Thm 3.8): shuffling ``m``
   reports of an (eps0, delta0)-LDP randomiser is (eps, delta1 + (e^eps + 1)
   (1 + e^-eps0 / 2) m delta0)-DP with ``eps = log(1 + (e^eps0 - 1)/(e^eps0 + 1)
   (8 sqrt(e^eps0 log(4/delta1)) / sqrt(m) + 8 e^eps0 / m))``
-  when ``eps0 <= log(m / (16 log(2/delta1)))``. Seed 000's eq. 11 prints
-  ``(e^eps0 + 1)`` in the delta term; its eq. 14 and 16 and seed 001 §5.1 use the
+  when ``eps0 <= log(m / (16 log(2/delta1)))``. Liew et al.'s (2022) eq. 11 prints
+  ``(e^eps0 + 1)`` in the delta term; its eq. 14 and 16 and Liew and Takahashi (2022), §5.1 use the
   shuffled ``eps``, as Feldman et al. do, which is used here. Outside the condition
   nothing is amplified and the output is (eps0, delta0)-DP (post-processing of the
-  target's own report), as seed 003 App. D does.
+  target's own report), as Liew et al. (2022), App. D does.
 * :func:`subsampled_shuffle_dp`: subsampling ``m`` of ``n`` without replacement
   (Balle, Barthe & Gaboardi 2018, eq. 12): ``(log(1 + (m/n)(e^eps - 1)), (m/n) delta)``.
-  Combined with the shuffle bound this is eq. 15-16; seed 000 prints the factor
+  Combined with the shuffle bound this is eq. 15-16; Liew et al. (2022) prints the factor
   ``(e^eps0 - 1)/e^eps0`` in eq. 15 and Thm 1, but composing eq. 13 with eq. 12 gives
   ``(e^eps0 - 1)/(e^eps0 + 1)``, which is used here.
 
 Accountants (all return per-round RDP curves):
 
-* :func:`checkin_baseline` — the first-cut bound (seed 000 Thm 1): fix the number of
+* :func:`checkin_baseline` — the first-cut bound (Liew et al. 2022, Thm 1): fix the number of
   check-ins at ``l`` with ``P(Bin(n, gamma) >= l) <= beta``; one round is
   ``(eps_l, delta_l + beta)``-DP, converted to RDP by Lemma 1.
 * :func:`checkin_approach1` — shuffle DP -> RDP (Lemma 1) -> subsampled RDP at rate
@@ -29,10 +29,10 @@ Accountants (all return per-round RDP curves):
 
 Warning
 -------
-All three rest on seed 000's DP -> RDP conversion (Lemma 1,
+All three rest on Liew et al.'s (2022) DP -> RDP conversion (Lemma 1,
 :func:`pld.rdp.conversions.from_dp`), which is **not** an upper bound: an
 (eps, delta)-DP mechanism with delta > 0 can have infinite RDP. Their outputs are
-reproductions of seed 000's method, not privacy guarantees.
+reproductions of Liew et al.'s (2022) method, not privacy guarantees.
 """
 
 from __future__ import annotations
@@ -41,18 +41,18 @@ import math
 
 import numpy as np
 
-from pld import _binomial as binom
-from pld._validate import in_interval, integer_at_least, non_negative
-from pld.rdp._binomial_mixture import log_binomial_mixture
-from pld.rdp._orders import integer_orders
+from pld.numerics import binomial as binom
+from pld.rdp.binomial_mixture import log_binomial_mixture
 from pld.rdp.conversions import from_dp_arrays
+from pld.rdp.orders import integer_orders
 from pld.rdp.subsampling import subsampled_log_moments
+from pld.validation import in_interval, integer_at_least, non_negative
 
 
 def shuffle_dp(eps0: float, delta0: float, m: int, delta1: float) -> tuple[float, float]:
     """(eps, delta) of shuffling ``m`` (eps0, delta0)-LDP reports (Feldman et al. Thm 3.8).
 
-    Seed 000 eq. 10-11 (see the module docstring for the delta term). Returns
+    Liew et al. (2022), eq. 10-11 (see the module docstring for the delta term). Returns
     ``(eps0, delta0)`` when the theorem's condition
     ``eps0 <= log(m / (16 log(2 / delta1)))`` fails.
     """
@@ -98,7 +98,7 @@ def checkin_baseline(
     delta1: float,
     beta: float,
 ) -> np.ndarray:
-    """Per-round RDP of seed 000's first-cut shuffled check-in bound (Thm 1 + Lemma 1).
+    """Per-round RDP of Liew et al.'s (2022) first-cut shuffled check-in bound (Thm 1 + Lemma 1).
 
     ``l`` is the smallest count with ``P(Bin(n, gamma) >= l) <= beta``; the round is
     ``(eps_l, delta_l + beta)``-DP by eq. 15-16 and converted with
@@ -145,7 +145,7 @@ def _mixture(
 def checkin_approach2(
     n: int, gamma: float, eps0: float, delta0: float, orders: object, *, delta1: float
 ) -> np.ndarray:
-    """Per-round RDP of seed 000's Approach 2 (subsampled shuffling conversion, §3.3).
+    """Per-round RDP of Liew et al.'s (2022) Approach 2 (subsampled shuffling conversion, §3.3).
 
     For each count ``k`` the round is ``(eps_k, delta_k)``-DP by eq. 15-16 (rate
     ``k / n``), converted by Lemma 1 and mixed over ``k ~ Bin(n, gamma)`` (eq. 5).
@@ -180,7 +180,7 @@ def checkin_approach2(
 def checkin_approach1(
     n: int, gamma: float, eps0: float, delta0: float, orders: object, *, delta1: float
 ) -> np.ndarray:
-    """Per-round RDP of seed 000's Approach 1 (shuffling conversion, §3.3).
+    """Per-round RDP of Liew et al.'s (2022) Approach 1 (shuffling conversion, §3.3).
 
     For each count ``k``: shuffle DP (eq. 10-11, ``k`` users) -> RDP by Lemma 1 ->
     subsampled RDP at rate ``k / n`` (Wang et al. Thm 9 with ``eps(inf) = inf``) ->

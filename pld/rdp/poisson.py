@@ -21,7 +21,7 @@ tolerance 1e-12) and inflated by ``QUADRATURE_SLACK``; A_lam is moreover capped
 by the log-convex interpolation between the neighbouring integers
 (``lam -> log A_lam`` is convex by Hölder's inequality, and ``A_1 = 1``),
 which is a rigorous bound. B_lam is at most A_lam at every order checked
-(tests/test_rdp_poisson.py, as Mironov et al. state), but it is computed and
+(tests/rdp/test_rdp_poisson.py, as Mironov et al. state), but it is computed and
 the maximum of both directions returned all the same.
 """
 
@@ -33,8 +33,8 @@ import numpy as np
 from scipy import integrate
 from scipy.special import gammaln, logsumexp
 
-from pld._validate import in_interval, positive
-from pld.rdp._orders import real_orders
+from pld.rdp.orders import real_orders
+from pld.validation import in_interval, positive
 
 #: Relative inflation of a numerically integrated moment (10 times the quadrature's
 #: relative tolerance of 1e-12): added to its log.

@@ -1,9 +1,9 @@
 """The other direction of the shuffle-Gaussian pair: ``D_lam(G || Mix)``.
 
-For the canonical pair of seed 001 Thm 1 (``G = M(D)``, ``Mix = M(D')``, see
+For the canonical pair of Liew and Takahashi (2022), Thm 1 (``G = M(D)``, ``Mix = M(D')``, see
 :mod:`pld.rdp.shuffle`) the likelihood ratio under ``G`` is
 ``Y = Mix/G = (1/n) sum_i W_i`` with ``W_i = exp(z_i / sigma - 1 / (2 sigma^2))``,
-``z_i ~ N(0, 1)`` i.i.d. (seed 001, eq. 9-11), so with ``s = lam - 1``
+``z_i ~ N(0, 1)`` i.i.d. (Liew and Takahashi 2022, eq. 9-11), so with ``s = lam - 1``
 
     D_lam(G || Mix) = 1/s log E[Y^-s].
 
@@ -21,7 +21,7 @@ integrals are trapezoid sums on uniform grids (in ``z`` and in ``log t``); the
 integrands are analytic and decay at least like Gaussians, where the trapezoid rule
 converges exponentially. Checked against the closed form ``lam / (2 sigma^2)`` at
 ``n = 1`` and a direct two-dimensional quadrature at ``n = 2`` in
-``tests/test_rdp_shuffle_gaussian.py``; the result is at most ``lam / (2 sigma^2)``
+``tests/rdp/test_rdp_shuffle_gaussian.py``; the result is at most ``lam / (2 sigma^2)``
 (the shuffle is post-processing of the unshuffled Gaussian vector).
 """
 

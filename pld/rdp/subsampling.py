@@ -1,7 +1,7 @@
 """RDP amplification by subsampling without replacement (Wang, Balle & Kasiviswanathan 2019).
 
-Wang et al.'s Theorem 9 (quoted in seed 001, App. A.1, and seed 000, Definition 5
-and below): if a mechanism on datasets of size ``m`` satisfies ``(j, eps(j))``-RDP for
+Wang et al.'s Theorem 9 (quoted in Liew and Takahashi (2022), App. A.1, and Liew et al. (2022),
+Definition 5 and below): if a mechanism on datasets of size ``m`` satisfies ``(j, eps(j))``-RDP for
 every integer ``j`` (replace-one neighbours), then running it on ``m`` records drawn
 without replacement from ``n`` (``gamma = m/n``) satisfies, for integer ``lam >= 2``,
 
@@ -10,10 +10,10 @@ without replacement from ``n`` (``gamma = m/n``) satisfies, for integer ``lam >=
                                 + sum_{j=3}^{lam} gamma^j C(lam,j) e^{(j-1) eps(j)}
                                                   min{2, (e^{eps(inf)} - 1)^j} ).
 
-The text of seed 001 prints ``(e^{eps(inf) - 1})``; the exponent placement is an
+The text of Liew and Takahashi (2022) prints ``(e^{eps(inf) - 1})``; the exponent placement is an
 extraction error (Wang et al. write ``(e^{eps(inf)} - 1)``). With ``eps(inf) = inf``
-(Gaussian noise) the bound is seed 001 eq. 16. The subsampled mechanism is also never
-less private than the base mechanism (the output is a mixture, with equal weights
+(Gaussian noise) the bound is Liew and Takahashi (2022), eq. 16. The subsampled mechanism is also
+never less private than the base mechanism (the output is a mixture, with equal weights
 under both datasets, of base outputs on identical or neighbouring subsets, and the
 Rényi moment is jointly convex), so the minimum of the two bounds is returned; at
 ``gamma = 1`` this is the base RDP itself.
@@ -26,10 +26,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pld._validate import in_interval, integer_at_least, non_negative, positive
-from pld.rdp._kernels import log_binomial_series
-from pld.rdp._orders import integer_orders
+from pld.rdp.kernels import log_binomial_series
+from pld.rdp.orders import integer_orders
 from pld.rdp.shuffle import log_moment_table
+from pld.validation import in_interval, integer_at_least, non_negative, positive
 
 
 def subsampled_log_moments(
@@ -103,7 +103,8 @@ def subsampled(
 
 
 def subsampled_shuffle_gaussian(n: int, m: int, sigma: float, orders: object) -> np.ndarray:
-    """Subsampled shuffle Gaussian (seed 001 Thm 2, eq. 16; seed 000 Thm 5).
+    """Subsampled shuffle Gaussian (Liew and Takahashi 2022, Thm 2, eq. 16; Liew et al. (2022), Thm
+    5).
 
     ``m`` of ``n`` users are drawn without replacement; each adds ``N(0, sigma^2)`` and
     the ``m`` reports are shuffled. Eq. 16 is Wang et al.'s Thm 9 applied to
@@ -111,8 +112,8 @@ def subsampled_shuffle_gaussian(n: int, m: int, sigma: float, orders: object) ->
     ``eps(inf) = inf``.
 
     Inherits the status of the shuffle-Gaussian expression: it bounds the subsampled
-    mechanism only for pairs of datasets on which the canonical pair of seed 001
-    Thm 1 is the worst case (seed 000 presents that expression as a lower bound).
+    mechanism only for pairs of datasets on which the canonical pair of Liew and Takahashi (2022)
+    Thm 1 is the worst case (Liew et al. 2022, presents that expression as a lower bound).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Brute-force oracle for shuffled check-in: exact laws of the released multiset.
 
-The protocol (seed 000, Algorithm 1): every user independently checks in with
+The protocol (Liew et al. 2022, Algorithm 1): every user independently checks in with
 probability ``p``; a checked-in user with value ``x`` sends one k-RR report (the
 truth with probability ``1 - gamma``, else a uniform value of ``[k]``); the
 shuffler releases the multiset of reports, i.e. their histogram (whose total is
@@ -10,10 +10,10 @@ fractions, one user at a time. Neighbouring datasets:
 * replace: the target (last user) holds 0 under X and 1 under X';
 * add/remove: X holds only the others, X' the others plus the target (value 0).
 
-A second truth is the clones pair of seed 004 eq. 3.1 for ``K`` users, enumerated
-exactly over ``(C, A, Delta1, Delta2)``, and the mixtures of Lemma 7 (seed 004
+A second truth is the clones pair of Koskela et al. (2023), eq. 3.1 for ``K`` users, enumerated
+exactly over ``(C, A, Delta1, Delta2)``, and the mixtures of Lemma 7 (Koskela et al. (2023)
 eq. 2.3) built from it as measures, not through eqs. (5)-(6) of
-``pld.mechanisms.subsample``. This module shares no code with ``pld``.
+``pld.subsampling.subsampled_shuffler``. This module shares no code with ``pld``.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _product(first: Law, second: Law) -> Law:
 
 
 def clones_pair(users: int, exp_eps0: Fraction) -> tuple[Law, Law]:
-    """The clones pair of seed 004 eq. 3.1 for ``users`` reports, exactly.
+    """The clones pair of Koskela et al. (2023), eq. 3.1 for ``users`` reports, exactly.
 
     ``C ~ Bin(users - 1, 2 p0)``, ``A | C ~ Bin(C, 1/2)``, ``Delta1 ~ Bern(e^eps0 p0)``,
     ``Delta2 ~ Bern(p0 / (1 - e^eps0 p0))`` if ``Delta1 = 0``; ``p0 = 1/(e^eps0 + 1)``.
@@ -128,7 +128,7 @@ def lemma7_terms(
 ) -> tuple[Fraction, Fraction]:
     """``H_alpha(g P + (1-g) Q || Q)`` and ``H_alpha(Q || g P + (1-g) Q)``, as measures.
 
-    For the (symmetric) clones pair the second is seed 004 eq. 2.3's B term.
+    For the (symmetric) clones pair the second is Koskela et al. (2023), eq. 2.3's B term.
     """
     p_law, q_law = pair
     mixed = _mix(p_law, q_law, rate)
@@ -145,7 +145,7 @@ def binomial(n: int, p: Fraction, k: int) -> Fraction:
 def mixture_profile(
     n: int, p: Fraction, exp_eps0: Fraction, alpha: Fraction, adjacency: str
 ) -> Fraction:
-    """The count-mixture bound (eqs. 1-3 of ``pld.mechanisms.checkin_mixture``), exactly.
+    """The count-mixture bound (eqs. 1-3 of ``pld.shuffling.checkin.mixture``), exactly.
 
     Replace: ``sum_k Bin(n, p)(k) max(A_k, B_k)(alpha)`` with rate ``k/n``.
     Add/remove: ``max(sum_k pi'(k) A_k(alpha r_k), sum_k pi(k) B_k(alpha / r_k))``,

@@ -8,13 +8,13 @@ neighbouring datasets differ in the last user: x_n = 0 under X and x_n = 1 under
 (values are 0-based here; the paper's 1 and 2). The first n - 1 values are known to
 the adversary and fixed.
 
-* strong adversary (seed 004, Def. 12): sees every blanket bit beta_1..beta_n and
+* strong adversary (Koskela et al. 2023, Def. 12): sees every blanket bit beta_1..beta_n and
   the histogram;
-* weak adversary (seed 004, Def. 14): sees beta_1..beta_{n-1} and the histogram.
+* weak adversary (Koskela et al. 2023, Def. 14): sees beta_1..beta_{n-1} and the histogram.
 
 Probabilities are exact fractions; delta(eps) is the hockey-stick divergence
 sum_v max(P(v) - e^eps Q(v), 0) over the views, in both directions. This module
-shares no code with ``pld.mechanisms.krr``; it is the truth the library is tested
+shares no code with ``pld.shuffling.krr.mechanism``; it is the truth the library is tested
 against, for tiny n only (the enumeration has (k + 1)^n terms).
 """
 

@@ -2,14 +2,14 @@
 
 Shares no code with ``pld``. Three steps:
 
-1. The clones pair (seed 004 eq. 3.1, default p = 1/(e^eps0 + 1), so w2 = 0): the
+1. The clones pair (Koskela et al. 2023, eq. 3.1, default p = 1/(e^eps0 + 1), so w2 = 0): the
    other m - 1 users are trinomial(m - 1; p, p, 1 - 2p) (a clone of 0, of 1, or
    uninformative); the target reports 0 with probability q = e^eps0 p under P
    and p under Q (1 otherwise). Every lattice point (a, b) with its exact P- and
    Q-mass in long double (log-factorials by cumulative sums), within +-16
    standard deviations (the mass outside is below 1e-50; the masses are
    normalised, which removes the log-factorials' common rounding).
-2. Lemma 7 (seed 004 eq. 2.3) as measures: P_A = gamma P + (1 - gamma) Q,
+2. Lemma 7 (Koskela et al. 2023, eq. 2.3) as measures: P_A = gamma P + (1 - gamma) Q,
    Q_A = Q; its profile is h = max(A, B) with A = H(P_A || Q_A) and, the base
    being symmetric, B = H(Q_A || P_A); A >= B on alpha >= 1 is checked at every
    grid point, so h is the profile of the symmetric pair that keeps P_A's

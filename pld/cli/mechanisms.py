@@ -1,0 +1,501 @@
+"""Every mechanism the command line knows: its name, options and builder.
+
+The specs of a family are made by one function that imports the family's
+mechanisms when it is called, so a command imports only the mechanism it runs
+(``pld epsilon --mechanism clones ...`` loads no numba); help texts that list every
+mechanism's options call them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pld import validation
+from pld.cli.spec import MechanismSpec, Option
+
+if TYPE_CHECKING:
+    from pld.distribution import PLD
+    from pld.randomizers import Randomizer
+
+
+def _sampled_users(n: object, m: object) -> tuple[int, int]:
+    """Validated population size ``n`` and users sampled per round ``m`` in [1, n]."""
+    n = validation.integer_at_least("n", n, 1)
+    m = validation.integer_at_least("m", m, 1)
+    if m > n:
+        raise ValueError(f"m must be an integer in [1, n] (got m={m}, n={n})")
+    return n, m
+
+
+def _subsampled_clones(n: int, m: int, eps0: float, loss_grid_step: float | None = None) -> PLD:
+    """``m`` of ``n`` users sampled per round, their eps0-LDP reports shuffled."""
+    from pld.shuffling.clones import clones
+    from pld.subsampling import subsample
+
+    n, m = _sampled_users(n, m)
+    base = clones(m, eps0, loss_grid_step=loss_grid_step)
+    return subsample(base, m / n, loss_grid_step=loss_grid_step)
+
+
+def _subsampled_krr(
+    n: int,
+    m: int,
+    k: int,
+    gamma: float,
+    adversary: str = "strong",
+    loss_grid_step: float | None = None,
+) -> PLD:
+    """``m`` of ``n`` users sampled per round, their k-RR reports shuffled."""
+    from pld.shuffling.krr import krr
+    from pld.subsampling import subsample
+
+    n, m = _sampled_users(n, m)
+    base = krr(m, k, gamma, adversary, loss_grid_step=loss_grid_step)
+    return subsample(base, m / n, loss_grid_step=loss_grid_step)
+
+
+RANDOMIZERS = ("krr", "rr", "olh", "hadamard", "unary", "gaussian", "laplace", "matrix")
+
+
+def _load_matrix(path: str) -> np.ndarray:
+    file = Path(path)
+    if not file.exists():
+        raise ValueError(f"--matrix: no such file {path!r}")
+    if file.suffix == ".npy":
+        return np.load(file, allow_pickle=False)
+    if file.suffix == ".csv":
+        return np.loadtxt(file, delimiter=",", ndmin=2)
+    raise ValueError(f"--matrix must be a .csv or .npy file (got {path!r})")
+
+
+def build_randomizer(
+    randomizer: str,
+    *,
+    k: int | None = None,
+    gamma: float | None = None,
+    eps0: float | None = None,
+    domain: int | None = None,
+    buckets: int | None = None,
+    sigma: float | None = None,
+    scale: float | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    matrix: str | None = None,
+) -> Randomizer:
+    """A randomizer from command-line style options (see ``RANDOMIZERS``)."""
+    from pld import randomizers
+
+    def need(name: str, value: object) -> object:
+        if value is None:
+            raise ValueError(f"--randomizer {randomizer} needs --{name}")
+        return value
+
+    if randomizer in ("krr", "rr"):
+        size = 2 if randomizer == "rr" else need("k", k)
+        return randomizers.krr(size, gamma=gamma, eps0=eps0)
+    if randomizer == "olh":
+        return randomizers.local_hashing(need("eps0", eps0), need("domain", domain), buckets)
+    if randomizer == "hadamard":
+        return randomizers.hadamard(need("eps0", eps0), need("domain", domain))
+    if randomizer == "unary":
+        return randomizers.unary(need("eps0", eps0), need("domain", domain))
+    if randomizer == "matrix":
+        return randomizers.matrix(_load_matrix(need("matrix", matrix)))
+    bounds = {}
+    if low is not None:
+        bounds["low"] = low
+    if high is not None:
+        bounds["high"] = high
+    if randomizer == "gaussian":
+        return randomizers.gaussian(sigma=need("sigma", sigma), **bounds)
+    if randomizer == "laplace":
+        return randomizers.laplace(scale=need("scale", scale), **bounds)
+    raise ValueError(f"randomizer must be one of {RANDOMIZERS} (got {randomizer!r})")
+
+
+def _cli_shuffle(
+    n: int,
+    randomizer: str,
+    analysis: str = "best",
+    loss_grid_step: float | None = None,
+    **options: object,
+) -> PLD:
+    from pld.shuffling import shuffle
+
+    built = build_randomizer(randomizer, **options)
+    return shuffle(built, n, analysis=analysis, loss_grid_step=loss_grid_step)
+
+
+#: CLI options that describe a local randomizer (besides ``--randomizer`` and ``--eps0``),
+#: shared by every mechanism that takes one.
+RANDOMIZER_OPTIONS = (
+    Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
+    Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
+    Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
+    Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
+    Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
+    Option("--scale", "scale", float, "laplace: noise scale", required=False),
+    Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
+    Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
+    Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+)
+
+
+def _cli_checkin(
+    n: int,
+    p: float,
+    eps0: float | None = None,
+    randomizer: str | None = None,
+    analysis: str = "best",
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    **options: object,
+) -> PLD:
+    """The CLI's builder: ``--randomizer`` and its options, or ``--eps0`` alone."""
+    from pld.shuffling.checkin import checkin
+
+    given = sorted(name for name, value in options.items() if value is not None)
+    common = {"adjacency": adjacency, "loss_grid_step": loss_grid_step}
+    if randomizer is None:
+        if given:
+            raise ValueError(f"--{given[0]} needs --randomizer")
+        return checkin(n, p, eps0, **common)
+    built = build_randomizer(randomizer, eps0=eps0, **options)
+    return checkin(n, p, randomizer=built, analysis=analysis, **common)
+
+
+_cli_checkin.calibration_names = {"participation": "p"}
+
+
+def _randomized_response() -> tuple[MechanismSpec, ...]:
+    from pld.central import randomized_response
+
+    return (
+        MechanismSpec(
+            name="rr",
+            help="binary randomised response",
+            options=(Option("--eps0", "eps0", float, "local privacy parameter (nats)"),),
+            build=randomized_response,
+        ),
+    )
+
+
+def _gaussian() -> tuple[MechanismSpec, ...]:
+    from pld.central import gaussian
+
+    return (
+        MechanismSpec(
+            name="gaussian",
+            help="Gaussian mechanism with sensitivity 1",
+            options=(Option("--sigma", "sigma", float, "noise standard deviation"),),
+            build=gaussian,
+        ),
+    )
+
+
+def _subsampled_gaussian() -> tuple[MechanismSpec, ...]:
+    from pld.subsampling import subsampled_gaussian
+
+    return (
+        MechanismSpec(
+            name="subsampled-gaussian",
+            help="Poisson-subsampled Gaussian mechanism (DP-SGD step), sensitivity 1",
+            options=(
+                Option("--sigma", "sigma", float, "noise standard deviation"),
+                Option("--rate", "rate", float, "sampling probability q in (0, 1]"),
+            ),
+            build=subsampled_gaussian,
+        ),
+    )
+
+
+def _clones() -> tuple[MechanismSpec, ...]:
+    from pld.shuffling.clones import clones
+
+    return (
+        MechanismSpec(
+            name="clones",
+            help="shuffle of n users' eps0-LDP randomisers (clones pair, Feldman et al.)",
+            options=(
+                Option("--n", "n", int, "number of users (>= 1)"),
+                Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])"),
+                Option(
+                    "--p",
+                    "p",
+                    float,
+                    "clone parameter in (0, 1/(e^eps0 + 1)] (default 1/(e^eps0 + 1))",
+                    required=False,
+                    default=None,
+                ),
+            ),
+            build=clones,
+        ),
+    )
+
+
+def _krr() -> tuple[MechanismSpec, ...]:
+    from pld.shuffling.krr import ADVERSARIES, krr
+
+    return (
+        MechanismSpec(
+            name="krr",
+            help="shuffled k-ary randomised response (Balle et al. 2019) against the strong or "
+            "the weak adversary",
+            options=(
+                Option("--n", "n", int, "number of users (>= 1)"),
+                Option("--k", "k", int, "domain size (>= 2)"),
+                Option(
+                    "--gamma", "gamma", float, "probability of a uniformly random answer, in (0, 1]"
+                ),
+                Option(
+                    "--adversary",
+                    "adversary",
+                    str,
+                    "strong: knows every blanket bit (Koskela et al. 2023, Def. 12); "
+                    "weak: all but the target's (Def. 14)",
+                    required=False,
+                    default="strong",
+                    choices=ADVERSARIES,
+                ),
+            ),
+            build=krr,
+        ),
+    )
+
+
+def _subsampled_shufflers() -> tuple[MechanismSpec, ...]:
+    return (
+        MechanismSpec(
+            name="subsampled-clones",
+            help="m of n users sampled per round, eps0-LDP reports shuffled "
+            "(Koskela et al. 2023, §3.4)",
+            options=(
+                Option("--n", "n", int, "number of users (>= 1)"),
+                Option("--m", "m", int, "users sampled per round, in [1, n]"),
+                Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])"),
+            ),
+            build=_subsampled_clones,
+        ),
+        MechanismSpec(
+            name="subsampled-krr",
+            help="m of n users sampled per round, k-RR reports shuffled "
+            "(Koskela et al. 2023, §3.4 and §4)",
+            options=(
+                Option("--n", "n", int, "number of users (>= 1)"),
+                Option("--m", "m", int, "users sampled per round, in [1, n]"),
+                Option("--k", "k", int, "domain size (>= 2)"),
+                Option(
+                    "--gamma", "gamma", float, "probability of a uniformly random answer, in (0, 1]"
+                ),
+                Option(
+                    "--adversary",
+                    "adversary",
+                    str,
+                    "strong: knows every blanket bit (Koskela et al. 2023, Def. 12); "
+                    "weak: not the target's (Def. 14)",
+                    required=False,
+                    default="strong",
+                    choices=("strong", "weak"),
+                ),
+            ),
+            build=_subsampled_krr,
+        ),
+    )
+
+
+def _laplace() -> tuple[MechanismSpec, ...]:
+    from pld.central import laplace
+
+    return (
+        MechanismSpec(
+            name="laplace",
+            help="Laplace mechanism Lap(scale), l1 sensitivity 1",
+            options=(Option("--scale", "scale", float, "Laplace scale b > 0"),),
+            build=laplace,
+        ),
+    )
+
+
+def _discrete_laplace() -> tuple[MechanismSpec, ...]:
+    from pld.central import discrete_laplace
+
+    return (
+        MechanismSpec(
+            name="discrete-laplace",
+            help="discrete Laplace mechanism P(k) ∝ exp(-a |k|), sensitivity 1",
+            options=(Option("--parameter", "parameter", float, "decay a > 0 (nats)"),),
+            build=discrete_laplace,
+        ),
+    )
+
+
+def _discrete_gaussian() -> tuple[MechanismSpec, ...]:
+    from pld.central import discrete_gaussian
+
+    return (
+        MechanismSpec(
+            name="discrete-gaussian",
+            help="discrete Gaussian mechanism N_Z(0, sigma^2), sensitivity 1",
+            options=(Option("--sigma", "sigma", float, "scale sigma > 0"),),
+            build=discrete_gaussian,
+        ),
+    )
+
+
+def _generic_dp() -> tuple[MechanismSpec, ...]:
+    from pld.central import approximate_dp, pure_dp
+
+    return (
+        MechanismSpec(
+            name="pure-dp",
+            help="any pure eps-DP mechanism (its worst case, eps-randomised response)",
+            options=(
+                Option("--eps0", "eps", float, "epsilon of the mechanism (nats, in [0, 50])"),
+            ),
+            build=pure_dp,
+        ),
+        MechanismSpec(
+            name="approximate-dp",
+            help="any (eps, delta)-DP mechanism (its worst-case four-outcome pair)",
+            options=(
+                Option("--eps0", "eps", float, "epsilon of the mechanism (nats, in [0, 50])"),
+                Option("--delta0", "delta", float, "delta of the mechanism, in [0, 1)"),
+            ),
+            build=approximate_dp,
+        ),
+    )
+
+
+def _shuffle() -> tuple[MechanismSpec, ...]:
+    from pld.shuffling import ANALYSES
+
+    return (
+        MechanismSpec(
+            name="shuffle",
+            help="n users' local randomizer reports shuffled: blanket bound, clones pair or the "
+            "best of both",
+            options=(
+                Option("--n", "n", int, "number of users (>= 1)"),
+                Option(
+                    "--randomizer", "randomizer", str, "the local randomizer", choices=RANDOMIZERS
+                ),
+                Option(
+                    "--analysis",
+                    "analysis",
+                    str,
+                    "best (default), blanket or clones",
+                    required=False,
+                    default="best",
+                    choices=ANALYSES,
+                ),
+                Option("--eps0", "eps0", float, "local epsilon (nats)", required=False),
+                *RANDOMIZER_OPTIONS,
+            ),
+            build=_cli_shuffle,
+        ),
+    )
+
+
+def _checkin() -> tuple[MechanismSpec, ...]:
+    from pld.shuffling import ANALYSES
+    from pld.shuffling.checkin import ADJACENCIES, distributed_checkin
+
+    return (
+        MechanismSpec(
+            name="checkin",
+            help="shuffled check-in: each of n users reports w.p. p, an eps0-LDP randomizer "
+            "(clones) or --randomizer (Liew et al. 2022)",
+            options=(
+                Option("--n", "n", int, "number of users (>= 1)"),
+                Option("--p", "p", float, "check-in probability, in (0, 1]"),
+                Option(
+                    "--eps0",
+                    "eps0",
+                    float,
+                    "local privacy parameter (nats, in (0, 50]); with --randomizer, its eps0",
+                    required=False,
+                ),
+                Option(
+                    "--adjacency",
+                    "adjacency",
+                    str,
+                    "replace one user's data, or add/remove one user",
+                    required=False,
+                    default="replace",
+                    choices=ADJACENCIES,
+                ),
+                Option(
+                    "--randomizer",
+                    "randomizer",
+                    str,
+                    "a specific local randomizer (options as for --mechanism shuffle)",
+                    required=False,
+                    choices=RANDOMIZERS,
+                ),
+                Option(
+                    "--analysis",
+                    "analysis",
+                    str,
+                    "with --randomizer: best (default), blanket or clones",
+                    required=False,
+                    default="best",
+                    choices=ANALYSES,
+                ),
+                *RANDOMIZER_OPTIONS,
+            ),
+            build=_cli_checkin,
+        ),
+        MechanismSpec(
+            name="distributed-checkin",
+            help="distributed check-in: Gaussian-noised reports of checked-in users summed "
+            "(Liew et al. 2022, §4)",
+            options=(
+                Option("--n", "n", int, "number of users (>= 1)"),
+                Option("--p", "p", float, "check-in probability, in (0, 1]"),
+                Option("--sigma", "sigma", float, "noise standard deviation per client (> 0)"),
+                Option(
+                    "--sensitivity",
+                    "sensitivity",
+                    float,
+                    "largest l2 distance between two clients' vectors "
+                    "(> 0; default 2, the unit ball)",
+                    required=False,
+                    default=2.0,
+                ),
+                Option(
+                    "--adjacency",
+                    "adjacency",
+                    str,
+                    "replace one user's data, or add/remove one user",
+                    required=False,
+                    default="replace",
+                    choices=ADJACENCIES,
+                ),
+            ),
+            build=distributed_checkin,
+        ),
+    )
+
+
+#: Each mechanism the CLI knows, by name, and the function that makes its family's specs.
+FAMILIES: dict[str, Callable[[], tuple[MechanismSpec, ...]]] = {
+    "rr": _randomized_response,
+    "gaussian": _gaussian,
+    "subsampled-gaussian": _subsampled_gaussian,
+    "clones": _clones,
+    "krr": _krr,
+    "subsampled-clones": _subsampled_shufflers,
+    "subsampled-krr": _subsampled_shufflers,
+    "laplace": _laplace,
+    "discrete-laplace": _discrete_laplace,
+    "discrete-gaussian": _discrete_gaussian,
+    "pure-dp": _generic_dp,
+    "approximate-dp": _generic_dp,
+    "shuffle": _shuffle,
+    "checkin": _checkin,
+    "distributed-checkin": _checkin,
+}

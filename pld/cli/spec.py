@@ -1,0 +1,41 @@
+"""How the command-line interface describes a mechanism: its name, options and builder.
+
+:mod:`pld.cli.mechanisms` lists one :class:`MechanismSpec` per mechanism; the
+library's mechanisms know nothing of the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of a mechanism, e.g. ``--eps0``.
+
+    ``dest`` is the keyword argument of the mechanism's builder that receives it.
+    """
+
+    flag: str
+    dest: str
+    type: Callable[[str], Any]
+    help: str
+    required: bool = True
+    default: Any = None
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """A mechanism as the CLI sees it: a name, its options and a builder.
+
+    ``build`` receives the options as keyword arguments (plus ``loss_grid_step``
+    when the user gives ``--loss-grid-step``) and returns a one-round ``pld.PLD``.
+    """
+
+    name: str
+    help: str
+    options: tuple[Option, ...]
+    build: Callable[..., Any]

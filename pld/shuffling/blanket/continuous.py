@@ -1,0 +1,516 @@
+"""Shuffled continuous randomizers (Gaussian, Laplace): the blanket bound and an observer.
+
+Blanket bound (docs/blanket-continuous.md; Balle et al. (2019), §5, in the
+form of issue "shuffle any local randomizer"): with ``omega_min(y) = min_x
+R(x)(y)``, ``gamma = int omega_min``, ``omega = omega_min / gamma`` and
+``r_x = R(x) / omega``, the shuffled view of neighbours that differ in one
+user's input ``x`` versus ``x'`` satisfies
+
+    delta_{x,x'}(eps) <= (1 / (n gamma)) E[(sum_{i<=n} B_i Z_i)_+],
+    B_i ~ Bernoulli(gamma), Y_i ~ omega, Z_i = r_x(Y_i) - e^eps r_{x'}(Y_i).   (1)
+
+For a location family on ``[low, high]`` and the end-point pair, writing
+``U = |Y - mid|`` and ``V = r_high(Y) / gamma`` on the side of ``high``,
+``Z / gamma`` is ``V - e^eps`` or ``1 - e^eps V`` with probability 1/2 each
+(docs/blanket-continuous.md, §2), where under ``omega``
+
+* Gaussian (units of sigma, ``k = Delta / sigma``, ``a = k / 2``): ``V = e^{k U}``,
+  ``P(U > u) = Phi(-(u + a)) / Phi(-a)``;
+* Laplace (units of b): ``V = e^{2 min(U, a) / b}``, ``U ~ Exp(1/b)``, so
+  ``P(V > v) = v^{-1/2}`` on ``[1, e^{Delta/b})`` and an atom of mass ``gamma``
+  at ``e^{Delta / b}``.
+
+Worst pair: the end points, for every n and eps (docs/blanket-continuous.md §3:
+each input's ratio ``r_x(Y)`` is below ``r_high(Y)`` in convex order, the end
+points' ratios are monotone in ``y``, so ``Z_{x,x'}`` is below ``Z_{high,low}`` in
+increasing convex order, which sums and ``(.)_+`` preserve). The numerics
+(:mod:`pld.shuffling.blanket.continuous_sum`) are rigorous for the end-point pair, hence
+for the supremum over all pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import ndtr
+
+from pld import validation
+from pld.distribution import refinable
+from pld.numerics import binomial as binom
+from pld.randomizers import GaussianRandomizer, LaplaceRandomizer, Randomizer
+from pld.shuffling.blanket.continuous_law import VLaw, check_type, v_law
+from pld.shuffling.blanket.continuous_sum import (
+    FourierNodesError,
+    positive_part_mean,
+)
+from pld.shuffling.blanket.continuous_terms import (
+    MASS_ERROR,
+    UNIT_ROUNDOFF,
+    Tails,
+    atoms,
+    branches,
+    chernoff_negative,
+    lattice,
+    negative_part,
+)
+
+#: Grid steps per standard deviation of the bulk of ``V`` (:func:`default_grid_step`).
+STEPS_PER_STD = 64
+#: Initial reach of the core: the other users' drift plus this many standard deviations.
+_REACH_SDS = 10.0
+#: The reach grows until the Chernoff remainder is at most this share of the lower
+#: bound (or below ``_REMAINDER_FLOOR``); the core has at most ``GROWTH_CELLS`` cells.
+REMAINDER_SHARE = 1e-3
+_REMAINDER_FLOOR = 1e-20
+#: The first reach aims at an estimated remainder below this (then ``REMAINDER_SHARE``).
+_FIRST_TARGET = 1e-9
+#: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
+_NEGLIGIBLE = 1e-30
+GROWTH_CELLS = 2**17
+#: Beyond ``GROWTH_CELLS`` cells the reach still grows, with a step up to this many
+#: times the default (the lattice error grows like its square).
+_COARSENING = 8.0
+_ATTEMPTS = 4
+#: Largest rise of the tilted sum's normaliser ``n log M(theta)`` above its minimum
+#: (``pld.shuffling.blanket.continuous_sum``): the core's far upper tail must not dominate.
+_TILT_GROWTH = 4.0
+#: ``pld.shuffle``'s default evaluates the Gaussian's blanket bound only for
+#: ``(high - low) / sigma`` up to this (:func:`blanket_available`).
+BEST_MAX_RATIO = 1.5
+#: Largest number of lattice cells of one term per eps.
+MAX_CELLS = 2**24
+#: Largest number of Fourier nodes of the blanket sum per eps (beyond: a Chernoff bound).
+MAX_NODES = 2**20
+#: Where a Chernoff bound on the whole upper value is below this, it is the upper value
+#: (and the closed-form part the lower one): no Fourier sum.
+_NEGLIGIBLE_DELTA = 1e-19
+#: Atoms of V heavier than this are put on the grid (per eps).
+_ALIGN_ATOM = 1e-6
+#: Loss grid step (nats) of the local mechanism's PLD in :func:`best_profile_bounds`
+#: (its bracket there is ~1e-4 relative or better, and it builds in milliseconds).
+_LOCAL_LOSS_STEP = 1e-3
+
+
+def _check_eps(eps: object) -> np.ndarray:
+    values = validation.real_array("eps", eps)
+    if np.any(values < 0):
+        raise ValueError("eps must be >= 0 (nats)")
+    return values
+
+
+def default_grid_step(randomizer: Randomizer) -> float:
+    """Lattice step for ``Z / gamma``: the deviation of ``V``'s bulk over ``STEPS_PER_STD``.
+
+    The bulk is ``V`` below its ``1 - BULK_TAIL`` quantile: for small noise the
+    full variance of ``V`` (log-normal tails) is set by values that almost never occur.
+    """
+    return v_law(randomizer).bulk_deviation() / STEPS_PER_STD
+
+
+def _cut_for(law: VLaw, n: int, alpha: float, t: float, largest: float, target: float) -> float:
+    """A core reach from ``t`` up (at most ``largest``): the first on a geometric ladder
+    whose estimated remainder ``p(t) E[(t + W_1 + ... + W_{n-1})_-]`` (a normal
+    approximation of the sum) is below ``target``; the rigorous remainder is
+    computed afterwards (:func:`_one_eps`)."""
+    t = min(t, largest)
+    while t < largest:
+        v = alpha + t
+        p = 0.5 * law.gamma * law.survival(v)
+        second = law.second_moment_below(v) - 2 * (2 / law.gamma - 1) + 1  # E[(V - 1)^2; core]
+        spread = math.sqrt(max((n - 1) * 0.5 * law.gamma * (1 + alpha * alpha) * second, 1e-300))
+        mean = t + (n - 1) * (1 - alpha)
+        ratio = min(abs(mean / spread), 1e100)
+        negative = spread * math.exp(-0.5 * ratio * ratio) / math.sqrt(2 * math.pi)
+        negative -= mean * float(ndtr(-mean / spread))
+        if p * max(negative, 0.0) <= target:
+            break
+        t = min(1.5 * t, largest)
+    return t
+
+
+def continuous_profile_bounds(
+    randomizer: Randomizer,
+    n: int,
+    eps: np.ndarray,
+    *,
+    grid_step: float | None = None,
+    chernoff_only: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rigorous (lower, upper) of the one-round blanket delta(eps) of a shuffled randomizer.
+
+    Evaluates eq. (1) of the module docstring for the end-point pair
+    ``(high, low)`` (by symmetry ``(low, high)`` gives the same values), which
+    is the worst ordered pair of inputs in ``[low, high]`` for every n and eps
+    (proved in docs/blanket-continuous.md §3). Each term is split at a reach ``t``
+    (docs/blanket-continuous.md §4b): its core is bracketed by lattice laws
+    (mean-preserving spread / contraction, second order in the step) and one
+    tilted characteristic-function sum per eps, with the aliasing, round-off and
+    truncation terms of :mod:`pld.shuffling.blanket.continuous_sum`; the users whose term
+    exceeds ``t`` enter by the exact closed form of ``E[S; some term > t]`` (Gaussian
+    tail functions) and a Chernoff bound on the negative part there, which is kept
+    below ``REMAINDER_SHARE`` of the result (``t`` grows until it is, within
+    ``GROWTH_CELLS`` cells).
+
+    Parameters
+    ----------
+    randomizer : GaussianRandomizer or LaplaceRandomizer
+        From :func:`pld.randomizers.gaussian` or :func:`pld.randomizers.laplace`.
+    n : int
+        Number of users, >= 1.
+    eps : array_like
+        Values of eps >= 0 (nats).
+    grid_step : float, optional
+        Lattice step for ``Z / gamma`` (default :func:`default_grid_step`);
+        the bracket's width shrinks like its square.
+    chernoff_only : bool
+        Only a quick upper value (a Chernoff bound on the core instead of the Fourier
+        sum; lower values 0): for choosing grids.
+
+    Returns
+    -------
+    lower, upper : ndarray
+        Bounds on ``sup_{x, x'} delta_{x,x'}(eps)`` of eq. (1), in [0, 1]; the
+        upper one is non-increasing in eps and the lower one too. For
+        composition, extend to negative eps by ``delta(-t) = 1 - e^{-t} +
+        e^{-t} delta(t)`` (the supremum over ordered pairs is symmetric) before
+        :func:`pld.from_privacy_profile` (docs/blanket-continuous.md §6).
+
+    Raises
+    ------
+    ValueError
+        On bad input, or if one eps needs more than ``MAX_CELLS`` cells (then
+        increase ``grid_step``).
+    """
+    law = v_law(randomizer)
+    n = validation.integer_at_least("n", n, 1)
+    eps = _check_eps(eps)
+    step = default_grid_step(randomizer) if grid_step is None else grid_step
+    step = validation.positive("grid_step", step)
+    lower = np.zeros(eps.shape[0])
+    upper = np.zeros(eps.shape[0])
+    smallest = _REACH_SDS * law.bulk_deviation()
+    if 2 * smallest / step > MAX_CELLS:
+        raise ValueError(
+            f"grid_step = {step:g} is too small: a term's core needs about "
+            f"{2 * smallest / step:.3g} lattice cells (limit {MAX_CELLS}); increase grid_step"
+        )
+    for i, alpha in enumerate(np.exp(eps)):
+        alpha = float(alpha)
+        if alpha >= law.v_max:  # the Laplace's Z <= 0
+            continue
+        largest = GROWTH_CELLS * step / 2
+        # Where the whole tail beyond v has E[V; V > v] negligible and v is affordable,
+        # the core reaches v (one attempt); else the reach is fitted to the drift.
+        short = law.moment_quantile(_NEGLIGIBLE_DELTA / law.gamma) - alpha
+        if smallest <= short <= largest:
+            t = short
+        else:
+            t = _cut_for(law, n, alpha, smallest, largest, _FIRST_TARGET)
+        local = step
+        lower[i], upper[i] = 0.0, math.inf
+        # Every (reach, step) gives a valid bracket: keep the best of both sides.
+        for _ in range(_ATTEMPTS):
+            low, high, remainder, failed = _one_eps(law, n, alpha, local, t, chernoff_only)
+            lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
+            wanted = max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR)
+            if failed and local < _COARSENING * step:  # Fourier grid too large: coarser
+                local *= 2
+            elif remainder > wanted and t < _COARSENING * largest:  # reach further
+                t = _cut_for(law, n, alpha, 2 * t, _COARSENING * largest, wanted / 8)
+                local = max(local, 2 * t / GROWTH_CELLS)
+            else:
+                break
+    order = np.argsort(eps, kind="stable")
+    upper[order] = np.minimum.accumulate(np.clip(upper[order], 0.0, 1.0))
+    lower[order] = np.maximum.accumulate(np.clip(lower[order], 0.0, 1.0)[::-1])[::-1]
+    return lower, np.maximum(upper, lower)
+
+
+def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_only: bool):
+    """(lower, upper, remainder, failed) at one eps with the core reach ``t`` (remainder 0:
+    no use in growing ``t``, the core already reaches the law's negligible tail; failed:
+    the Fourier grid was too large, a Chernoff bound stands in)."""
+    v_cap = min(law.quantile_above(_NEGLIGIBLE), law.v_max)
+    v_plus = min(alpha + t, v_cap)
+    v_minus = min((1 + t) / alpha, v_cap)
+    cuts = (min(max(1.0, alpha - t), v_plus), v_plus, v_minus)
+    local = step
+    # A heavy atom at the top of Z (the Laplace's) goes exactly on the grid,
+    # so that the contraction never has to round it (first order).
+    if law.atom > _ALIGN_ATOM and v_plus >= law.v_max:
+        local = (law.v_max - alpha) / math.ceil((law.v_max - alpha) / step)
+    term = branches(law, alpha, local, cuts)
+    tails = Tails.of(law, alpha, cuts)
+    out = {}
+    failed = False
+    first, masses = lattice(term, law.gamma, "upper")
+    remainder = tails.p * negative_part(first, masses, local, n - 1, v_plus - alpha, tails.p)
+    z, log_mass = atoms(first, masses, local)
+    # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no Fourier sum.
+    cheap = chernoff_negative(-z, log_mass, n, 0.0) / n
+    if chernoff_only or cheap + max(tails.upper_term(n), 0.0) + remainder <= _NEGLIGIBLE_DELTA:
+        upper = cheap + tails.upper_term(n) + remainder
+        return max(tails.lower_term(n), 0.0), upper, 0.0, False
+    for side in ("upper", "lower"):
+        if side == "lower":
+            first, masses = lattice(term, law.gamma, side)
+        try:
+            out[side] = positive_part_mean(
+                first,
+                masses,
+                n,
+                local,
+                side,
+                mass_error=MASS_ERROR + 8 * UNIT_ROUNDOFF,
+                position_error=term.position_error,
+                tilt_growth=_TILT_GROWTH,
+                max_nodes=MAX_NODES,
+            )
+        except FourierNodesError:
+            # Too wide a sum for the Fourier grid: the Chernoff bound for the upper
+            # side, nothing for the lower one.
+            out[side] = cheap if side == "upper" else 0.0
+            failed = True
+    out["upper"] = min(out["upper"], cheap)
+    upper = out["upper"] + tails.upper_term(n) + remainder
+    lower = out["lower"] + tails.lower_term(n)
+    saturated = v_plus >= v_cap and v_minus >= v_cap and cuts[0] == 1.0
+    return lower, upper, remainder if not saturated else 0.0, failed
+
+
+def local_mechanism(randomizer: Randomizer, loss_grid_step: float | None = None):
+    """The local randomizer's own PLD, a valid bound on the shuffled protocol for every n.
+
+    The shuffled view of two neighbouring datasets is a post-processing of the
+    target's report alone (the other reports do not depend on the target's input),
+    so the local mechanism's privacy-loss distribution dominates the protocol's:
+    the Gaussian mechanism with sensitivity ``high - low`` and noise ``sigma``
+    (:func:`pld.gaussian`), or the Laplace mechanism with scale ``b`` (:func:`pld.laplace`,
+    which needs ``(high - low) / b <= 50``).
+
+    Returns
+    -------
+    PLD or None
+        None for a Laplace randomizer with ``(high - low) / b > 50``.
+    """
+    check_type(randomizer)
+    if isinstance(randomizer, GaussianRandomizer):
+        from pld.central import gaussian
+
+        return gaussian(
+            randomizer.sigma, sensitivity=randomizer.sensitivity, loss_grid_step=loss_grid_step
+        )
+    if randomizer.eps0 > 50.0:
+        return None
+    from pld.central import laplace
+
+    return laplace(randomizer.scale, randomizer.sensitivity, loss_grid_step=loss_grid_step)
+
+
+def blanket_available(randomizer: Randomizer, n: int) -> bool:
+    """Whether ``pld.shuffle``'s default uses the blanket bound of a Gaussian randomizer.
+
+    Only for ``(high - low) / sigma <= BEST_MAX_RATIO`` (below, the law of a term
+    spans so many orders of magnitude that the evaluation takes minutes; the local
+    mechanism is then returned), and where :func:`continuous_profile_bounds` evaluates eps = 0.
+    """
+    if isinstance(randomizer, GaussianRandomizer):
+        if randomizer.sensitivity / randomizer.sigma > BEST_MAX_RATIO:
+            return False
+    try:
+        continuous_profile_bounds(randomizer, n, np.zeros(1))
+    except ValueError:
+        return False
+    return True
+
+
+def best_profile_bounds(
+    randomizer: Randomizer,
+    n: int,
+    eps: np.ndarray,
+    *,
+    floor: float = 0.0,
+    chernoff_only: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of ``min(blanket profile, local mechanism's profile)``, never refused.
+
+    Both are valid upper profiles of the shuffled protocol (the local one by
+    post-processing, :func:`local_mechanism`), so their minimum is one too. eps
+    values are evaluated in increasing order; from the first one at which the
+    blanket bound is refused by its cost limits (a tiny blanket mass, or a
+    lattice or Fourier grid beyond ``MAX_CELLS`` / ``MAX_NODES``), or at which its
+    upper value is at most ``floor``, the blanket component is replaced by its last
+    upper value (the blanket profile is non-increasing, so this is still a valid
+    upper profile, and the bracket returned is that of the replaced profile), or by
+    1 if there is none.
+
+    Parameters
+    ----------
+    randomizer : GaussianRandomizer or LaplaceRandomizer
+    n : int
+        Number of users, >= 1.
+    eps : array_like
+        Values of eps >= 0 (nats).
+    floor : float
+        Stop evaluating the blanket bound once its upper value is at most this,
+        and return the minimum's first upper value at most this for every larger
+        eps (on both sides: a valid, non-increasing upper profile).
+    chernoff_only : bool
+        The blanket component's quick upper values (:func:`continuous_profile_bounds`).
+
+    Returns
+    -------
+    lower, upper : ndarray
+        Bracket of the minimum profile, in [0, 1].
+    """
+    components, _ = best_profile_components(
+        randomizer, n, eps, floor=floor, chernoff_only=chernoff_only
+    )
+    eps = _check_eps(eps)
+    lower = np.minimum.reduce([low for low, _ in components])
+    upper = np.minimum.reduce([high for _, high in components])
+    if floor > 0:
+        # The minimum, too, is held from its first value at the floor on, so that a
+        # grid ending at the floor does not move out with the local profile's tail.
+        order = np.argsort(eps, kind="stable")
+        at_floor = np.flatnonzero(upper[order] <= floor)
+        if at_floor.size:
+            rest = order[at_floor[0] :]
+            lower[rest] = upper[rest] = upper[order[at_floor[0]]]
+    return lower, upper
+
+
+def best_profile_components(
+    randomizer: Randomizer,
+    n: int,
+    eps: np.ndarray,
+    *,
+    floor: float = 0.0,
+    chernoff_only: bool = False,
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+    """The (lower, upper) brackets of the profiles whose minimum :func:`best_profile_bounds` is.
+
+    The blanket profile's bracket (held from the first refused or floor value on,
+    as described there) and, where it exists, the local mechanism's. The flag says
+    whether nothing was held: then each bracket is that of a convex privacy profile
+    (the blanket term is ``E[(A - e^eps B)_+]``, convex in ``e^eps``; the local
+    mechanism's is a hockey-stick divergence), so a lower curve below every profile
+    between grid points can be built from them (``profile.below_every_profile``).
+
+    Parameters
+    ----------
+    randomizer : GaussianRandomizer or LaplaceRandomizer
+    n : int
+        Number of users, >= 1.
+    eps : array_like
+        Values of eps >= 0 (nats).
+    floor, chernoff_only
+        As in :func:`best_profile_bounds`.
+
+    Returns
+    -------
+    components : list of (lower, upper)
+        Brackets in [0, 1] at ``eps``.
+    convex : bool
+        True when no blanket value was held.
+    """
+    check_type(randomizer)
+    n = validation.integer_at_least("n", n, 1)
+    eps = _check_eps(eps)
+    lower = np.ones(eps.shape[0])
+    upper = np.ones(eps.shape[0])
+    held = None
+    for i in np.argsort(eps, kind="stable"):
+        if held is None:
+            try:
+                low, high = continuous_profile_bounds(
+                    randomizer, n, eps[i : i + 1], chernoff_only=chernoff_only
+                )
+                lower[i], upper[i] = low[0], high[0]
+                if upper[i] <= floor:
+                    held = float(upper[i])
+                continue
+            except ValueError:
+                held = float(np.min(upper))
+        lower[i] = upper[i] = held
+    components = [(lower, upper)]
+    local = local_mechanism(randomizer, _LOCAL_LOSS_STEP)
+    if local is not None:
+        components.append(local.delta_bounds(eps, rel_accuracy=1.0))  # no refinement
+    return components, held is None
+
+
+def _laplace_count_pair(randomizer: LaplaceRandomizer, n: int) -> tuple[np.ndarray, ...]:
+    """Exact pmfs of the number of reports above a threshold (see :func:`observer`)."""
+    b, delta = randomizer.scale, randomizer.sensitivity
+
+    def survival(s: np.ndarray) -> np.ndarray:
+        return np.where(s >= 0, 0.5 * np.exp(-np.abs(s) / b), 1 - 0.5 * np.exp(-np.abs(s) / b))
+
+    taus = np.linspace(-4 * b, delta + 4 * b, 801)
+    p_low, p_high = survival(taus), survival(taus - delta)
+    snr = (p_high - p_low) / np.sqrt(p_low * (1 - p_low))
+    tau = float(taus[int(np.argmax(snr))])
+    p_low, p_high = float(survival(np.array(tau))), float(survival(np.array(tau - delta)))
+    mean, sd = (n - 1) * p_low, math.sqrt(max((n - 1) * p_low * (1 - p_low), 1.0))
+    first = max(0, math.floor(mean - 40 * sd))
+    last = min(n, math.ceil(mean + 40 * sd) + 1)
+    counts = np.arange(first, last + 1)
+    base = binom.logpmf(counts, n - 1, p_low)
+    shifted = binom.logpmf(counts - 1, n - 1, p_low)
+    log_p = np.logaddexp(math.log1p(-p_high) + base, math.log(p_high) + shifted)
+    log_q = np.logaddexp(math.log1p(-p_low) + base, math.log(p_low) + shifted)
+    outside = float(binom.cdf(first - 2, n - 1, p_low) + binom.sf(last, n - 1, p_low))
+    return log_p, log_q, outside
+
+
+@refinable
+def observer(randomizer: Randomizer, n: int, *, loss_grid_step: float | None = None):
+    """A PLD whose lower bracket, composed, lower-bounds the shuffled protocol's own delta.
+
+    One concrete pair of neighbouring datasets (one user at ``high`` versus
+    ``low``, everybody else at ``low``) seen through a post-processing of the
+    shuffled reports, so its divergence is at most the protocol's:
+
+    * Gaussian: the sum of all reports, ``N(sum x_i, n sigma^2)``: the Gaussian
+      mechanism with sensitivity ``high - low`` and noise ``sigma sqrt(n)``
+      (:func:`pld.gaussian`), for every choice of the other inputs.
+    * Laplace: the number of reports above a threshold ``t`` (chosen to
+      maximise ``(p_high - p_low) / sqrt(p_low (1 - p_low))``), whose law is
+      ``Bin(n - 1, p_low) + Bernoulli(p_x)``, ``p_x = P(x + noise > t)``: exact
+      binomial pmfs, with the mass beyond 40 standard deviations charged.
+
+    Parameters
+    ----------
+    randomizer : GaussianRandomizer or LaplaceRandomizer
+    n : int
+        Number of users, >= 1.
+    loss_grid_step : float, optional
+        Loss grid step in nats (default: the mechanism's default).
+
+    Returns
+    -------
+    PLD
+        Its *lower* bracket (after any composition) is a lower bound on the
+        protocol's delta; its upper bracket only bounds this observer.
+    """
+    from pld.central import gaussian
+    from pld.distribution import from_pmfs
+
+    check_type(randomizer)
+    n = validation.integer_at_least("n", n, 1)
+    if isinstance(randomizer, GaussianRandomizer):
+        return gaussian(
+            randomizer.sigma * math.sqrt(n),
+            sensitivity=randomizer.sensitivity,
+            loss_grid_step=loss_grid_step,
+        )
+    log_p, log_q, outside = _laplace_count_pair(randomizer, n)
+    return from_pmfs(
+        log_p,
+        log_q,
+        loss_grid_step=loss_grid_step,
+        truncated_mass_p=outside,
+        truncated_mass_q=outside,
+    )

@@ -1,0 +1,224 @@
+"""One blanket term of a shuffled continuous randomizer at one eps, on a lattice.
+
+The core of ``Z / gamma`` as cells and atoms in grid units (spread upwards for the upper
+bound, contracted for the lower one), its closed-form tails beyond the core and the
+Chernoff bound on the negative part (docs/blanket-continuous.md §4, §4b).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pld.shuffling.blanket.continuous_law import VLaw
+from pld.shuffling.blanket.continuous_sum import contract_to_grid, spread_to_grid
+
+#: Relative error bound of each cell mass (Gauss-Legendre with a remainder below
+#: 1e-20 on pieces of width <= 1/8 sigma, plus float round-off of a few dozen ulps).
+MASS_ERROR = 1e-13
+UNIT_ROUNDOFF = math.ulp(1.0) / 2
+#: Relative error bound of the closed-form tail masses and moments (scipy's log_ndtr).
+_CLOSED_FORM_ERROR = 1e-12
+#: Relative error bound of each cell's conditional mean offset (same reasons).
+_OFFSET_ERROR = 1e-12
+
+
+@dataclass(frozen=True)
+class Term:
+    """The core of one blanket term ``Z / gamma`` at one eps, as cells and atoms in grid units.
+
+    The core is ``v_low <= V <= v_plus`` on the branch ``Z = V - alpha`` and
+    ``V <= v_minus`` on the branch ``Z = 1 - alpha V``. ``atom_mass`` are the upper
+    side's atoms (the lower end one carries the part below the core, moved up to
+    ``1 - alpha v_minus``); ``lower_atom_mass`` the lower side's (the law's own atoms).
+    """
+
+    cell_index: np.ndarray  # grid index j of cell [j h, (j+1) h]
+    cell_mass: np.ndarray
+    cell_offset: np.ndarray  # conditional mean minus j h, in units of h, in [0, 1]
+    atoms: np.ndarray  # positions in units of h (sorted)
+    atom_mass: np.ndarray
+    lower_atom_mass: np.ndarray
+    position_error: float  # absolute, same units as the grid
+
+
+def branches(law: VLaw, alpha: float, step: float, cuts: tuple[float, float, float]) -> Term:
+    v_low, v_plus, v_minus = cuts
+    # Branch "+": Z = V - alpha on V in [v_low, v_plus].
+    j_low = math.floor((v_low - alpha) / step)
+    j_high = math.ceil((v_plus - alpha) / step)
+    plus = np.arange(j_low, j_high)
+    edges = np.clip(alpha + np.arange(j_low, j_high + 1) * step, v_low, v_plus)
+    mass_p, above_p, _ = law.cells(edges[:-1], edges[1:])
+    offset_p = (edges[:-1] - alpha - plus * step) + above_p / np.where(mass_p > 0, mass_p, 1)
+    # Branch "-": Z = 1 - alpha V on V in [1, v_minus].
+    i_low = math.floor((1 - alpha * v_minus) / step)
+    i_high = math.ceil((1 - alpha) / step)
+    minus = np.arange(i_low, i_high)
+    top = (1 - minus * step) / alpha
+    bottom = (1 - (minus + 1) * step) / alpha
+    v_top = np.clip(top, 1.0, v_minus)
+    v_bottom = np.clip(bottom, 1.0, v_minus)
+    mass_m, _, below_m = law.cells(v_bottom, v_top)
+    offset_m = alpha * (top - v_top) + alpha * below_m / np.where(mass_m > 0, mass_m, 1)
+    index = np.concatenate((minus, plus))
+    mass = 0.5 * np.concatenate((mass_m, mass_p))
+    offset = np.clip(np.concatenate((offset_m, offset_p)) / step, 0.0, 1.0)
+    keep = mass > 0
+    # The law's own atom at v_max lies in the core on a branch cut at v_max.
+    true_atoms = 0.5 * law.atom * np.array([v_minus >= law.v_max, v_plus >= law.v_max])
+    clipped = np.array([0.5 * (law.survival(v_minus) + 1.0 - law.survival(v_low)), 0.0])
+    atoms = np.array([(1 - alpha * v_minus) / step, (v_plus - alpha) / step])
+    atoms[true_atoms + clipped == 0] = 0.0  # massless: kept out of the lattice's span
+    scale = alpha * v_minus + v_plus + alpha + 1
+    position_error = _OFFSET_ERROR * step + 32 * UNIT_ROUNDOFF * scale
+    return Term(
+        index[keep],
+        mass[keep],
+        offset[keep],
+        atoms,
+        true_atoms + clipped,
+        true_atoms,
+        position_error,
+    )
+
+
+def lattice(term: Term, gamma: float, bound: str) -> tuple[int, np.ndarray]:
+    """Lattice law of ``B Z / gamma`` on the core (``B ~ Bernoulli(gamma)``) for one side."""
+    atom_index = np.floor(term.atoms).astype(np.int64)
+    if bound == "upper":
+        first = int(min(term.cell_index.min(initial=atom_index.min()), atom_index.min(), 0))
+        last = int(max(term.cell_index.max(initial=atom_index.max()), atom_index.max(), 0)) + 2
+        masses = spread_to_grid(
+            np.concatenate((term.cell_index, atom_index)),
+            np.concatenate((term.cell_offset, term.atoms - atom_index)),
+            np.concatenate((term.cell_mass, term.atom_mass)),
+            first,
+            last - first,
+        )
+    else:
+        positions = np.concatenate(
+            (term.atoms[:1], term.cell_index + term.cell_offset, term.atoms[1:])
+        )
+        weights = np.concatenate(
+            (term.lower_atom_mass[:1], term.cell_mass, term.lower_atom_mass[1:])
+        )
+        order = np.argsort(positions, kind="stable")
+        first, masses = contract_to_grid(positions[order], weights[order])
+        if first > 0 or first + masses.shape[0] <= 0:
+            low = min(first, 0)
+            grown = np.zeros(max(first + masses.shape[0], 1) - low)
+            grown[first - low : first - low + masses.shape[0]] = masses
+            first, masses = low, grown
+    masses = gamma * masses
+    masses[-first] += 1.0 - gamma
+    return first, masses
+
+
+@dataclass(frozen=True)
+class Tails:
+    """Closed forms of the parts of one term ``B Z / gamma`` beyond the core (module docstring).
+
+    ``P``: ``Z = V - alpha`` with ``V > v_plus`` (``Z > t``); ``N``: ``Z = 1 - alpha V``
+    with ``V > v_minus``, or ``Z = V - alpha`` with ``V < v_low``. Masses ``p``, ``q``
+    and first moments ``e_p``, ``e_n`` of ``B Z / gamma`` on them; ``e_core`` on the
+    core (``E[B Z / gamma] = 1 - alpha``).
+    """
+
+    p: float
+    q: float
+    e_p: float
+    e_n: float
+    e_core: float
+    cut: float  # (1 - alpha v_minus): where the upper side puts N
+    tail_error: float  # float error bounds (absolute) of e_p and of e_core
+    core_error: float
+
+    @classmethod
+    def of(cls, law: VLaw, alpha: float, cuts: tuple[float, float, float]) -> Tails:
+        v_low, v_plus, v_minus = cuts
+        half = 0.5 * law.gamma
+        survival_plus, survival_minus = law.survival(v_plus), law.survival(v_minus)
+        moment_plus, moment_minus = law.moment_above(v_plus), law.moment_above(v_minus)
+        below = 1.0 - law.survival(v_low)
+        moment_below = (2.0 / law.gamma - 1.0 - law.moment_above(v_low)) if below > 0 else 0.0
+        e_p = half * (moment_plus - alpha * survival_plus)
+        e_n = half * (survival_minus - alpha * moment_minus + moment_below - alpha * below)
+        e_core = (1.0 - alpha) - e_p - e_n
+        size = half * (moment_plus + alpha * survival_plus + survival_minus + alpha * moment_minus)
+        size += half * (moment_below + alpha * below + 2.0 / law.gamma)
+        tail_error = _CLOSED_FORM_ERROR * half * (moment_plus + alpha * survival_plus)
+        core_error = _CLOSED_FORM_ERROR * size + 8 * UNIT_ROUNDOFF * (abs(1.0 - alpha) + size)
+        return cls(
+            half * survival_plus,
+            half * (survival_minus + below),
+            e_p,
+            e_n,
+            e_core,
+            1.0 - alpha * v_minus,
+            tail_error,
+            core_error,
+        )
+
+    def _others_with_p(self, n: int, without: float) -> float:
+        """``1 - (1 - p / (1 - without))^(n - 1)``: some other user has P (given none has N)."""
+        return -math.expm1((n - 1) * math.log1p(-self.p / (1.0 - without)))
+
+    def upper_term(self, n: int) -> float:
+        """``(1/n) E[S; K_P >= 1]`` with N moved up to ``cut`` (closed form, plus its error)."""
+        mean_rest = self.e_core + self.q * self.cut
+        weight = self._others_with_p(n, 0.0)
+        error = self.tail_error + weight * (self.core_error + 1e-12 * abs(mean_rest))
+        return weight * mean_rest + self.e_p + error
+
+    def lower_term(self, n: int) -> float:
+        """``(1/n) E[S; K_P >= 1, K_N = 0]`` (``(.)_+ >= .``), less its error."""
+        none_n = math.exp((n - 1) * math.log1p(-self.q)) if self.q < 1 else 0.0
+        weight = self._others_with_p(n, self.q)
+        error = self.tail_error + weight * (self.core_error + 1e-12 * abs(self.e_core))
+        return none_n * (weight * self.e_core + self.e_p - error)
+
+
+def chernoff_negative(z: np.ndarray, log_mass: np.ndarray, count: int, shift: float) -> float:
+    """Bound on ``E[(shift + W_1 + ... + W_count)_-]`` for i.i.d. ``W`` with atoms ``(z, mass)``.
+
+    Chernoff: ``x_- <= e^{-theta x - 1} / theta`` for every ``theta > 0``; the masses'
+    relative error ``MASS_ERROR`` and the sums' round-off are charged per term.
+    """
+    if count == 0:
+        return max(-shift, 0.0)
+    from scipy.optimize import minimize_scalar  # scipy.optimize takes 0.15 s to import
+
+    slack = count * math.log1p(MASS_ERROR + 64 * UNIT_ROUNDOFF * math.log2(z.shape[0] + 2))
+    scale = max(float(np.max(np.abs(z))), 1e-300)
+
+    def log_bound(log_theta: float) -> float:
+        theta = math.exp(log_theta)
+        values = log_mass - theta * z
+        top = float(np.max(values))
+        log_mgf = top + math.log(float(np.sum(np.exp(values - top))))
+        return -theta * shift - 1.0 - log_theta + count * log_mgf + slack
+
+    low, high = math.log(1e-6 / (scale * count)), math.log(700.0 / scale)
+    best = minimize_scalar(log_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-3})
+    value = min(float(best.fun), log_bound(low), log_bound(high))
+    return math.exp(min(value, 700.0))
+
+
+def atoms(first: int, masses: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+    keep = np.flatnonzero(masses > 0)
+    return (first + keep) * step, np.log(masses[keep])
+
+
+def negative_part(first: int, masses: np.ndarray, step: float, others: int, t: float, p: float):
+    """Bound on ``E[(t + W_1 + ... + W_others)_-]``, ``W`` = the lattice law plus ``p`` at ``t``.
+
+    The upper lattice (a mean-preserving spread) bounds ``E[e^{-theta W}]`` from
+    above (convexity), so :func:`chernoff_negative` applies to it.
+    """
+    z, log_mass = atoms(first, masses, step)
+    if p > 0:
+        z, log_mass = np.append(z, t), np.append(log_mass, math.log(p))
+    return chernoff_negative(z, log_mass, others, t)

@@ -1,0 +1,461 @@
+"""Rigorous brackets on E[(W_1 + ... + W_n)_+] for i.i.d. W with finitely many values.
+
+The blanket divergence of a finite randomizer (:mod:`pld.shuffling.blanket.finite`)
+is ``(1/n) E[(S)_+]`` with ``S = W_1 + ... + W_n`` and W taking a handful of values
+``v_k`` with masses ``m_k`` (one class of outputs each, plus 0 for the non-blanket
+reports). For large n this module evaluates it from W's exact characteristic
+function; no lattice is involved, so very discrete laws (few heavy outputs per
+round, e.g. Hadamard response with 1024 outputs at eps0 = 8) lose nothing to a
+discretisation of W. (A lattice contraction merges isolated atoms across gaps far
+wider than the step, which made the lower side first order there.)
+
+Smoothing. With ``sp(s) = w log(1 + e^(s/w))`` (softplus of width w),
+
+    sp(s) - log(2) w sech(s/w) <= s_+ <= sp(s) - 0.46 w sech(s/w),
+
+because ``sp(s) - s_+ = w log(1 + y)`` with ``y = e^(-|s|/w)`` and
+``f(y) = 2 log(2) y - (1 + y^2) log(1 + y) >= 0`` on [0, 1]: f(0) = f(1) = 0,
+``f'(0) = 2 log 2 - 1 > 0``, ``f'(1) = -1``, and ``-f'' = 2 log(1 + y) + 2y/(1 + y) +
+1 - 2/(1 + y)^2`` is increasing, so f' falls once through 0 and f rises then
+falls; and ``(1 + y^2) log(1 + y) >= (1 + y^2)(y - y^2/2) >= 0.9259 y`` (the cubic
+``1 - y/2 + y^2 - y^3/2`` is smallest at y = 1/3 on [0, 1]), so 0.46 < 0.9259 / 2
+(``BELOW``). Both error terms are bumps of width w around 0 (the lower one is
+exact at s = 0), so the bracket is second order in w where S has a density
+(about ``0.2 w^2 p(0)`` above and ``0.53 w^2 p(0)`` below, against
+``pi^2/6 w^2 p(0)`` for softplus alone), and first order only at atoms within ~w
+of 0.
+
+Tilt and Fourier inversion. For theta in (0, 1/w) the tilted law
+``m~_k = m_k e^(theta v_k) / M`` gives exactly ``E[f(S)] = M^n E~[f(S) e^(-theta S)]``.
+The two kernels ``g(s) = f(s) e^(-theta s)`` have closed-form transforms
+``G(omega) = F(theta + i omega)`` with the bilateral Laplace transforms
+
+    F_sp(z)   = pi w / (z sin(pi w z))         (twice by parts: sp'' is a logistic density),
+    F_sech(z) = pi w^2 / cos(pi w z / 2)       (w sech(s/w); 0 < Re z < 1/w),
+
+and ``E~[g(S)] = (1/2 pi) int G(omega) phi(omega)^n d omega`` with
+``phi(omega) = sum_k m~_k e^(i omega v_k)``. The trapezoidal rule of step
+``2 pi / T`` equals ``sum_j E~[g(S + j T)]`` (Poisson summation).
+
+Error terms, each charged in the direction of its side:
+
+* aliasing: both kernels are >= 0, so the copies ``j != 0`` only raise the sum
+  (nothing to charge on the upper side, nor for the sech term of the lower side);
+  for the softplus term of the lower side they are bounded with Chernoff bounds on
+  the tilted sum (bulk in ``[-A, B]``, ``T >= A + 40/theta`` and ``T >= B + 40 w``)
+  and, outside the bulk, by ``max g + (1/T) int g`` (g is log-concave, hence
+  unimodal);
+* truncation at ``|omega| <= Omega``: ``|phi| <= sum_k m~_k`` and
+  ``|sin(x + iy)|, |cos(x + iy)| >= sinh|y|`` give geometric tails;
+* round-off: each node's ``phi`` (a product of two directly computed exponentials
+  per value) errs by at most ``u (6 |omega| sum_k m~_k |v_k| + (K + 6) sum_k m~_k)``
+  (angles, exponentials, product, sums; K values),
+  its n-th power by repeated squaring adds ``3u (2n + log2 n)`` relatively
+  (:mod:`pld.engine.compose`), each kernel value ``16 u``; nodes with
+  ``|phi|^n <= e^-230`` are charged instead of evaluated;
+* masses: a relative error ``kappa`` of each tilted mass scales each of the two
+  non-negative expectations by ``(1 +- kappa)^n``;
+* positions: value k is known within ``eta_k``; the upper side is evaluated at
+  ``v_k + eta_k``, the lower at ``v_k - eta_k``, or, when ``theta n max eta`` is
+  negligible, both from one characteristic function with the kernels moved by
+  ``+- n max eta`` (a factor ``e^(+-z n max eta)`` in F).
+
+A bracket wider than 0.3 % (atoms of S within ~w of 0) is evaluated once more
+with an 8 times narrower w.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pld.engine import spectrum_power
+
+_UNIT_ROUNDOFF = math.ulp(1.0) / 2
+
+#: Smoothing width as a fraction of ``min(1 / theta, sd(S))``: the relative bracket
+#: is of the order of its square where S has a density (measured 2e-6 to 7e-5 for
+#: Hadamard response, eps0 = 2, n = 40 to 43).
+SMOOTHING = 6e-3
+
+#: A relative bracket wider than this (atoms of a very discrete S near 0) is
+#: evaluated again with the smoothing width divided by ``_RETRY_FACTOR``, at most
+#: ``_RETRIES`` times (each costs about ``_RETRY_FACTOR`` times more nodes).
+_TARGET = 3e-3
+_RETRY_FACTOR = 8
+_RETRIES = 1
+
+#: Largest number of Fourier nodes; beyond it the smoothing width grows (the
+#: bracket widens, it stays rigorous).
+MAX_NODES = 2**18
+
+#: The kernels' reach in units of their decay lengths (1/theta, w): e^-40 beyond.
+_REACH = 40.0
+
+#: ``pi w Omega / 2``: the sech kernel's transform is below ``e^-32`` of its peak
+#: beyond the last node.
+_FREQUENCY_REACH = 32.0
+
+#: Chernoff target for the tilted mass outside the bulk ``[-A, B]``.
+_BULK_TAIL = 1e-17
+
+#: Nodes with ``|phi|^n`` below ``e^_SKIP_LOG`` are charged instead of evaluated (well
+#: above the subnormal range, whose arithmetic is ~100 times slower).
+_SKIP_LOG = -230.0
+
+_POWER_ERROR = 3.0
+
+#: ``sp(s) - BELOW w sech(s/w) >= s_+`` (module docstring).
+BELOW = 0.46
+
+
+class SmoothingError(ValueError):
+    """The evaluation would need more than ``MAX_NODES`` Fourier nodes."""
+
+
+def tilt_roots(
+    values: np.ndarray, log_mass: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> np.ndarray:
+    """Per row, theta in [low, high] where the tilted mean ``sum_k w_k v_k`` vanishes.
+
+    ``w_k`` is proportional to ``exp(log_mass_k + theta v_k)``; the tilted mean is
+    non-decreasing in theta (its derivative is the tilted variance), negative at
+    ``low`` and non-negative at ``high``. Newton steps safeguarded by bisection, all
+    rows at once, to a relative 1e-12. Callers need no accuracy for soundness:
+    every theta > 0 gives a valid Chernoff bound and an exact tilted identity.
+
+    Parameters
+    ----------
+    values : ndarray
+        Shape (rows, K): the values of each row's law.
+    log_mass : ndarray
+        Natural logs of their masses, broadcastable to ``values``.
+    low, high : ndarray
+        Shape (rows,): brackets of the roots.
+    """
+    low, high = np.array(low, dtype=np.float64), np.array(high, dtype=np.float64)
+    theta = 0.5 * (low + high)
+    active = np.ones(theta.size, dtype=bool)
+    for _ in range(200):
+        log_w = log_mass + theta[:, None] * values
+        w = np.exp(log_w - np.max(log_w, axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        mean = np.sum(w * values, axis=1)
+        var = np.sum(w * (values - mean[:, None]) ** 2, axis=1)
+        negative = mean < 0
+        low = np.where(negative, theta, low)
+        high = np.where(negative, high, theta)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = theta - mean / var
+        inside = np.isfinite(newton) & (newton > low) & (newton < high)
+        step = np.where(inside, newton, 0.5 * (low + high))
+        active &= (
+            (mean != 0)
+            & (high - low > 1e-12 * high)
+            & (np.abs(step - theta) > 1e-12 * np.abs(theta))
+        )
+        theta = np.where(active, step, theta)
+        if not np.any(active):
+            break
+    return theta
+
+
+def saddle_tilt(
+    values: np.ndarray, log_mass: np.ndarray, n: int, saddle: float | None = None
+) -> float:
+    """A tilt theta > 0: the saddle point (tilted mean 0), raised to ``theta sd_theta(S) >= 1``.
+
+    Any theta gives an exact identity; the floor keeps the kernel's reach ``~1/theta``
+    within a few tilted standard deviations, which sets the number of nodes.
+    ``saddle``: the saddle point if the caller knows it (0 where the mean is >= 0).
+    """
+
+    def moments(theta: float) -> tuple[float, float]:
+        log_w = log_mass + theta * values
+        w = np.exp(log_w - np.max(log_w))
+        w /= w.sum()
+        mean = float(np.dot(w, values))
+        return mean, math.sqrt(max(n * float(np.dot(w, (values - mean) ** 2)), 1e-300))
+
+    theta = 1.0 / moments(0.0)[1]
+    if saddle is not None:
+        theta = max(theta, saddle)  # the tilted mean rises with theta
+    elif moments(theta)[0] < 0:
+        high = 2 * theta
+        while moments(high)[0] < 0 and high < 1e300:
+            high *= 2.0
+        theta = float(tilt_roots(values[None, :], log_mass, [theta], [high])[0])
+    for _ in range(100):  # theta sd_theta >= 1 (up to 100 steps of at least 25 %)
+        sd = moments(theta)[1]
+        if theta * sd >= 1.0:
+            break
+        theta = max(1.0 / sd, 1.25 * theta)
+    return theta
+
+
+def fast_logsumexp(x: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """``log sum exp`` along ``axis`` (scipy's costs ~0.6 ms a call in overhead here)."""
+    top = np.max(x, axis=axis, keepdims=True)
+    out = top + np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True))
+    return out.reshape(()) if axis is None else np.squeeze(out, axis=axis)
+
+
+def _reach(values: np.ndarray, tilted: np.ndarray, n: int, sd: float) -> tuple[float, float]:
+    """(A, B) with tilted ``mass(S <= -A)`` and ``mass(S >= B)`` each <= ``_BULK_TAIL``."""
+    t = np.logspace(-2, 3, 41) / sd
+    with np.errstate(divide="ignore"):
+        log_t = np.log(tilted)
+    target = math.log(_BULK_TAIL)
+    up = n * fast_logsumexp(log_t[None, :] + t[:, None] * values[None, :], axis=1)
+    down = n * fast_logsumexp(log_t[None, :] - t[:, None] * values[None, :], axis=1)
+    return float(np.min((down - target) / t)), float(np.min((up - target) / t))
+
+
+def _chernoff_outside(
+    values: np.ndarray, tilted: np.ndarray, n: int, sd: float, low: float, high: float
+) -> float:
+    """Bound on the tilted mass of ``S < -low`` plus ``S > high``."""
+    t = np.logspace(-2, 3, 41) / sd
+    with np.errstate(divide="ignore"):
+        log_t = np.log(tilted)
+    up = n * fast_logsumexp(log_t[None, :] + t[:, None] * values[None, :], axis=1) - t * high
+    down = n * fast_logsumexp(log_t[None, :] - t[:, None] * values[None, :], axis=1) - t * low
+    # The float error of n log M(t): a relative 64 u log2(K + 2) of M, n times.
+    slack = n * 64 * _UNIT_ROUNDOFF * math.log2(values.size + 2)
+    return min(1.0, math.exp(float(np.min(up)) + slack) + math.exp(float(np.min(down)) + slack))
+
+
+#: Position errors move S by at most ``shift = n max_k eta_k``; when ``theta shift`` is
+#: below this, both sides use one characteristic function with kernels moved by
+#: ``+-shift`` (a relative cost of about ``theta shift``); above it, each side is
+#: evaluated at its own moved values ``v_k +- eta_k``.
+_SHARED_SHIFT = 3e-4
+
+#: Nodes per block of the characteristic-function evaluation: ``e^(i omega v)`` at
+#: node ``b B + j`` is the product of the exactly computed factors of ``b B`` and ``j``.
+_BLOCK = 256
+
+
+def _phi(values: np.ndarray, tilted: np.ndarray, step: float, count: int) -> np.ndarray:
+    """``sum_k m~_k e^(i omega v_k)`` at ``omega = step * m``, m = 0..count.
+
+    Each factor ``e^(i omega v_k)`` is the product of two directly computed
+    exponentials (of the block start and of the offset within the block): one
+    complex product more than a direct evaluation (``3u``, charged in
+    :func:`smoothed_bounds`), and no sine per node.
+    """
+    blocks = count // _BLOCK + 1
+    starts = np.exp(1j * np.multiply.outer(_BLOCK * np.arange(blocks) * step, values))
+    offsets = np.exp(1j * np.multiply.outer(np.arange(_BLOCK) * step, values))
+    return ((starts * tilted) @ offsets.T).ravel()[: count + 1]
+
+
+def _evaluate(
+    values: np.ndarray,
+    log_mass: np.ndarray,
+    n: int,
+    theta: float,
+    width: float,
+    period: float,
+    count: int,
+    bulk: tuple[float, float, float],
+    mass_error: float,
+    shift: float,
+    sides: tuple[str, ...],
+) -> dict[str, float]:
+    """``log`` of the bounds on ``E[(S)_+]`` for the requested sides (``-inf``: a lower 0).
+
+    The upper side's kernels are evaluated at ``s + shift``, the lower side's at
+    ``s - shift`` (a factor ``e^(+-z shift)`` of their transforms).
+    """
+    log_tilted = log_mass + theta * values
+    log_norm = float(fast_logsumexp(log_tilted))
+    log_tilted -= log_norm
+    tilted = np.exp(log_tilted)
+    mass_sum = float(math.fsum(tilted))
+    # exp, the sums and products in the exponent: a few ulps of each term's size.
+    kappa = mass_error + 8 * _UNIT_ROUNDOFF * (
+        4.0 + float(np.max(np.abs(log_mass) + np.abs(theta * values))) + abs(log_norm)
+    )
+    step = 2 * math.pi / period
+    phi = _phi(values, tilted, step, count)
+    omega = step * np.arange(count + 1)
+    node_error = _UNIT_ROUNDOFF * (
+        6 * omega * float(np.dot(tilted, np.abs(values))) + (values.size + 6) * mass_sum
+    )
+    magnitude = np.abs(phi) + node_error
+    with np.errstate(divide="ignore", under="ignore"):
+        log_bound = n * np.log(magnitude)
+    live = np.flatnonzero(log_bound > _SKIP_LOG)
+    weights = np.where(live == 0, 1.0, 2.0)
+    omega = omega[live]
+    powered = spectrum_power(phi[live], n)
+    relative = n * node_error[live] / magnitude[live]
+    relative += _POWER_ERROR * _UNIT_ROUNDOFF * (2 * n + n.bit_length()) + 16 * _UNIT_ROUNDOFF
+    weighted = weights * powered
+    error_weights = weights * np.exp(log_bound[live]) * relative
+    # Skipped nodes: |G| <= G(0) e^(theta shift) (the kernels are >= 0), |phi^n| <= e^_SKIP_LOG.
+    growth = math.exp(theta * shift)
+    skipped = 2.0 * (count + 1 - live.size) * math.exp(_SKIP_LOG) * growth
+    # sin(pi w z) and cos(pi w z / 2) for z = theta + i omega, from real functions.
+    a, b = math.pi * width * theta, math.pi * width * omega
+    z = theta + 1j * omega
+    soft = math.pi * width / (z * (math.sin(a) * np.cosh(b) + 1j * math.cos(a) * np.sinh(b)))
+    soft_peak = math.pi * width / (theta * math.sin(a))
+    rotation = np.exp(1j * omega * shift) if shift > 0 else None
+
+    def trapezoid(kernel: np.ndarray, peak: float, side: str, bound: str) -> float:
+        """The sum for the kernel moved to ``side``'s shift, its errors charged to ``bound``."""
+        if rotation is not None:
+            kernel = kernel * (growth * rotation if side == "upper" else np.conj(rotation) / growth)
+        total = float(np.dot(weighted.real, kernel.real) - np.dot(weighted.imag, kernel.imag))
+        modulus = np.sqrt(kernel.real * kernel.real + kernel.imag * kernel.imag)  # np.hypot is slow
+        error = float(np.dot(error_weights, modulus)) + skipped * peak
+        return (total + (error if bound == "upper" else -error)) / period
+
+    # Truncation beyond the last node: |phi^n| <= mass_sum^n; |sin|, |cos| >= sinh|Im|.
+    last = step * count
+    r_soft = math.exp(-math.pi * width * step)
+    r_bump = math.exp(-0.5 * math.pi * width * step)
+    edge = mass_sum**n * 2 * growth / period
+    tail_soft = edge * (
+        2
+        * math.pi
+        * width
+        / last
+        * r_soft ** (count + 1)
+        / ((1 - r_soft) * -math.expm1(-2 * math.pi * width * last))
+    )
+    # The sech bump with unit coefficient: transform, value at theta, truncation tail.
+    half_a, half_b = a / 2, b / 2
+    bump_scale = math.pi * width * width
+    bump = bump_scale / (
+        math.cos(half_a) * np.cosh(half_b) - 1j * math.sin(half_a) * np.sinh(half_b)
+    )
+    bump_peak = bump_scale / math.cos(half_a)
+    tail_bump = edge * (
+        2
+        * bump_scale
+        * r_bump ** (count + 1)
+        / ((1 - r_bump) * -math.expm1(-math.pi * width * last))
+    )
+    grow = math.exp(-n * math.log1p(-kappa))
+    out = {}
+    if "upper" in sides:
+        # sp - BELOW w sech >= s_+ >= 0: one non-negative kernel.
+        kernel = soft - BELOW * bump
+        upper = trapezoid(kernel, soft_peak - BELOW * bump_peak, "upper", "upper")
+        out["upper"] = n * log_norm + math.log((upper + tail_soft + BELOW * tail_bump) * grow)
+    if "lower" not in sides:
+        return out
+    # The bump's expectation is subtracted: its upper bound (aliases only add to it).
+    bump_sum = math.log(2) * trapezoid(bump, bump_peak, "lower", "upper")
+    tail_bump *= math.log(2)
+    # Aliasing of the softplus term (module docstring): bulk [-low, high].
+    low, high, sd = bulk
+    outside = _chernoff_outside(values, tilted, n, sd, low, high)
+    near, far = period - low - shift, period - high - shift
+    q = math.exp(-theta * period)
+    right = math.exp(-theta * near) * (
+        (near + width * math.log(2)) / (1 - q) + period * q / (1 - q) ** 2
+    )
+    left = width * math.exp(-far * (1 / width - theta)) / -math.expm1(-period * (1 / width - theta))
+    peak = max(width, math.exp(theta * width * math.log(2) - 1) / theta)
+    aliasing = growth * (mass_sum**n * (right + left) + outside * (peak + soft_peak / period))
+    shrink = math.exp(-n * math.log1p(kappa))
+    value = (trapezoid(soft, soft_peak, "lower", "lower") - tail_soft - aliasing) * shrink - (
+        bump_sum + tail_bump
+    ) * grow
+    out["lower"] = n * log_norm + math.log(value) if value > 0 else -math.inf
+    return out
+
+
+def smoothed_bounds(
+    values: np.ndarray,
+    log_mass: np.ndarray,
+    n: int,
+    *,
+    mass_error: float,
+    position_errors: np.ndarray,
+    smoothing: float = SMOOTHING,
+    upper_only: bool = False,
+    saddle: float | None = None,
+) -> tuple[float, float]:
+    """(lower, upper) on ``(1/n) E[(W_1 + ... + W_n)_+]`` (module docstring).
+
+    Parameters
+    ----------
+    values : ndarray
+        The values ``v_k`` of W (any reals; include 0 for the zero class).
+    log_mass : ndarray
+        Natural logs of their masses (positive masses summing to 1 up to ``mass_error``).
+    n : int
+        Number of terms, >= 1.
+    mass_error : float
+        Relative error of each mass.
+    position_errors : ndarray
+        Bound on the error of each value (same units as ``values``): the upper side
+        is evaluated at ``values + position_errors``, the lower at ``values - ...``.
+    smoothing : float
+        Smoothing width as a fraction of ``min(1/theta, sd(S))``, in (0, 0.1].
+    upper_only : bool
+        Only the upper value (the lower is then 0), in one attempt.
+    saddle : float, optional
+        The root of W's tilted mean if known (0 where the mean is >= 0): saves a search.
+
+    Returns
+    -------
+    lower, upper : float
+
+    Raises
+    ------
+    SmoothingError
+        If more than ``MAX_NODES`` Fourier nodes would be needed.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    log_mass = np.asarray(log_mass, dtype=np.float64)
+    ups, downs = values + position_errors, values - position_errors
+    if float(np.max(ups)) <= 0.0:
+        return 0.0, 0.0
+    theta = saddle_tilt(values, log_mass, n, saddle)
+    log_tilted = log_mass + theta * values
+    tilted = np.exp(log_tilted - fast_logsumexp(log_tilted))
+    mean = float(np.dot(tilted, values))
+    sd = math.sqrt(max(n * float(np.dot(tilted, (values - mean) ** 2)), 1e-300))
+    # The bulk of both shifted laws: reach of the unshifted one plus the largest shift.
+    low, high = _reach(values, tilted, n, sd)
+    shift = n * float(np.max(position_errors))
+    low, high = max(low, 0.0) + shift, max(high, 0.0) + shift
+    scale = min(1.0 / theta, sd)
+    for attempt in range(_RETRIES + 1):
+        width = smoothing * scale / _RETRY_FACTOR**attempt
+        period = max(low + _REACH / theta, high + _REACH * width)
+        needed = math.ceil(period * _FREQUENCY_REACH / (math.pi**2 * width))
+        count = min(needed, MAX_NODES)
+        width *= needed / count
+        if width * theta >= 0.5:  # the transforms need theta < 1/w; keep a margin
+            if attempt:
+                break
+            raise SmoothingError(f"{needed} Fourier nodes needed (limit {MAX_NODES})")
+        common = (n, theta, width, period, count, (low, high, sd), mass_error)
+        if upper_only:
+            logs = _evaluate(values, log_mass, *common, shift, ("upper",))
+            logs["lower"] = -math.inf
+            break
+        if theta * shift <= _SHARED_SHIFT:
+            # One characteristic function; the kernels move by +-shift (module docstring).
+            logs = _evaluate(values, log_mass, *common, shift, ("upper", "lower"))
+        else:
+            logs = _evaluate(ups, log_mass, *common, 0.0, ("upper",))
+            logs.update(_evaluate(downs, log_mass, *common, 0.0, ("lower",)))
+        # Atoms of S within ~w of 0 make the bracket first order in w: narrow it.
+        if -math.expm1(logs["lower"] - logs["upper"]) <= _TARGET or count == MAX_NODES:
+            break
+    log_n = math.log(n)
+    # (1/n) E[(S)_+] is a hockey-stick divergence, at most 1: a larger bound (error
+    # terms swamping a degenerate evaluation) is replaced by 1.
+    return (
+        math.exp(min(logs["lower"] - log_n, 0.0)),
+        math.exp(min(logs["upper"] - log_n, 0.0)),
+    )

@@ -1,0 +1,284 @@
+"""Shuffled check-in (Liew et al. 2022, Algorithm 1) as a PLD: a mixture over the public count.
+
+The protocol
+------------
+Each of ``n`` users checks in independently with probability ``p``; every
+checked-in user sends one report of a local randomizer to a shuffler, which
+outputs the multiset of reports. Its size ``K`` is public.
+
+Each round is bounded as a Bin(n, p) mixture over the public count k of k-of-n
+subsampled shufflers (Koskela et al. 2023, Lemma 7 on a base of k reports), under replace-one
+and add/remove adjacency; :mod:`pld.shuffling.checkin.mixture` derives it (eqs.
+1-3 there), documents which pair dominates under add/remove, and builds the
+bracket. Here: the bases. For any eps0-LDP randomizer the base of k reports is the
+clones pair ``pld.clones(k, eps0)`` (Koskela et al. 2023, eq. 3.1); for a specific randomizer,
+``pld.shuffle(randomizer, k)``. For a finite randomizer the small counts are not
+bounded through a base at all but enumerated exactly (:mod:`pld.shuffling.checkin.exact`:
+the worst case over the other users' inputs, coupled across counts; at n <= 5 the
+bound is the protocol's worst neighbouring pair). A bulk whose largest count needs a
+base beyond ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up
+front, naming ``max_base_count`` (larger counts then use that base: valid, looser).
+The check-in probability is calibrated as ``pld.calibrate(..., "participation")``.
+
+Distributed check-in (Liew et al. 2022, §4, Thm 4; Liew et al. (2022), Thm 5)
+---------------------------------------------------------
+Checked-in clients add ``N(0, sigma^2 I)`` to their vectors, any two of which are
+at most ``sensitivity`` apart in l2 norm, and the server sees only the sum. Given
+``k`` the sum is a k-of-n subsampled Gaussian mechanism with noise
+``sigma sqrt(k)``: the base pair of ``k`` reports is the Gaussian pair
+``pld.gaussian(sigma sqrt(k), sensitivity=...)``, exact for the sum. The bound
+assumes the count ``k`` is revealed; when it is not (Liew et al. 2022, Thm 5's setting),
+the unlabelled output is a post-processing, so the bound still holds (it may
+then be loose). Under add/remove too, the decomposition of eqs. (2)-(3) of
+:mod:`pld.shuffling.checkin.mixture` compares
+the target's vector with another client's, so ``sensitivity`` is the largest
+distance between two clients' vectors (``2 C`` for vectors clipped to norm C), not
+the norm bound ``C`` of one vector.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pld import validation
+from pld.distribution import PLD, refinable
+from pld.randomizers import FiniteRandomizer, Randomizer
+from pld.shuffling.checkin.exact import ExactCounts, exact_count_limit
+from pld.shuffling.checkin.mixture import (
+    DEFAULT_COUNT_TOLERANCE,
+    DEFAULT_TAIL_MASS,
+    bulk_counts,
+    checkin_from_bases,
+)
+
+#: Truncation of the clones pair of each count (``pld.clones``'s ``tail_mass``):
+#: charged at loss eps0, it sits below ``checkin_mixture.GRID_DELTA_RESOLUTION`` after
+#: subsampling
+#: for rates <= 1e-2.
+CLONES_TAIL_MASS = 1e-16
+
+
+@refinable
+def checkin(
+    n: int,
+    p: float,
+    eps0: float | None = None,
+    *,
+    randomizer: Randomizer | None = None,
+    analysis: str = "best",
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+    exact_counts: int | None = None,
+    max_base_count: int | None = None,
+) -> PLD:
+    """One round of shuffled check-in (Liew et al. 2022, Algorithm 1).
+
+    Each of ``n`` users checks in with probability ``p`` and sends one report of
+    a local randomizer; the shuffled multiset is released. The round is bounded
+    as a Bin(n, p) mixture over the public count k of k-of-n subsampled shufflers,
+    each by Koskela et al. (2023), Lemma 7 (:mod:`pld.shuffling.checkin.mixture`, eqs. 1-3) on
+    a base of k reports: the clones pair ``pld.clones(k, eps0)`` for any eps0-LDP
+    randomizer, or ``pld.shuffle(randomizer, k, analysis)`` for a specific one
+    (its worst-case profile does not increase with k: one more user's report is
+    a post-processing). Compose rounds with ``self_compose``.
+
+    Parameters
+    ----------
+    n : int
+        Number of users, >= 1 (under add/remove: of the dataset without the target).
+    p : float
+        Check-in probability in (0, 1] (in (0, 1) for add/remove).
+    eps0 : float, optional
+        Local privacy parameter of an arbitrary randomizer, nats, in (0, 50].
+    randomizer : pld.randomizers.Randomizer, optional
+        A specific randomizer (``pld.randomizers.krr(k=4, gamma=0.25)``, ...), instead
+        of ``eps0``.
+    analysis : {"best", "blanket", "clones"}
+        With ``randomizer``: the analysis of ``pld.shuffle`` for each count.
+    adjacency : {"replace", "add-remove"}
+        Replace one user's data (default), or add/remove one user.
+    loss_grid_step : float, optional
+        Loss grid spacing in nats; default from the loss's estimated spread.
+    tail_mass : float
+        Count probability left out per side of the binomial bulk, in (0, 1e-3]; charged to delta.
+    count_tolerance : float
+        Block width knob (:mod:`pld.shuffling.checkin.mixture`), in [0, 1]; 0: every
+        count of the bulk. On a ``loss_grid_step`` finer than the default (as
+        ``rel_accuracy`` refinement builds) it shrinks in proportion to the step.
+    exact_counts : int, optional
+        With a finite ``randomizer`` and ``analysis="best"``: counts ``1..exact_counts``
+        are bounded by the exact worst case over the other users' inputs
+        (:mod:`pld.shuffling.checkin.exact`), the rest by ``pld.shuffle``. Default:
+        every count whose enumeration fits ``checkin_exact.MAX_ENUMERATION_WORK``; 0: none.
+    max_base_count : int, optional
+        Counts above it are bounded with the base of ``max_base_count`` reports (valid,
+        looser). Without it, a binomial bulk whose largest count needs a base beyond
+        ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up front.
+
+    Returns
+    -------
+    PLD
+        One round, symmetric; its upper side is a rigorous bound (for every eps0-LDP
+        randomizer, or for ``randomizer``: exact per count where enumerated, else as
+        certified by ``pld.shuffle``).
+    """
+    if (eps0 is None) == (randomizer is None):
+        raise ValueError(
+            "give exactly one of eps0 (a local privacy parameter in (0, 50] nats) and "
+            "randomizer (a pld.randomizers randomizer)"
+        )
+    if randomizer is not None:
+        from pld.shuffling.shuffler import ANALYSES, shuffle
+
+        analysis = validation.one_of("analysis", analysis, ANALYSES)
+        if max_base_count is None:
+            _check_bases(n, p, tail_mass, randomizer=randomizer, analysis=analysis)
+        shuffle(randomizer, 1, analysis)  # rejects an incompatible randomizer up front
+        exact = _exact_counts(randomizer, analysis, adjacency, n, exact_counts)
+
+        def base(k: int, step: float | None) -> PLD:
+            return shuffle(randomizer, k, analysis, loss_grid_step=step)
+
+    else:
+        from pld.shuffling.clones import clones
+
+        eps0 = validation.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+        exact = None
+        if max_base_count is None:
+            _check_bases(n, p, tail_mass, eps0=eps0)
+
+        def base(k: int, step: float | None) -> PLD:
+            return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
+
+    return checkin_from_bases(
+        n,
+        p,
+        base,
+        adjacency=adjacency,
+        loss_grid_step=loss_grid_step,
+        tail_mass=tail_mass,
+        count_tolerance=count_tolerance,
+        exact=exact,
+        max_base_count=max_base_count,
+    )
+
+
+def _check_bases(
+    n: int,
+    p: float,
+    tail_mass: float,
+    *,
+    eps0: float | None = None,
+    randomizer: Randomizer | None = None,
+    analysis: str = "best",
+) -> None:
+    """Refuse up front a bulk whose largest count needs a base beyond its builder's limit."""
+    from pld.shuffling.clones import check_clones_work
+    from pld.shuffling.shuffler import BLANKET_MAX_USERS
+
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
+    p = validation.in_interval("p", p, 0.0, 1.0, low_open=True)
+    tail_mass = validation.in_interval("tail_mass", tail_mass, 0.0, 1e-3, low_open=True)
+    largest = bulk_counts(n, p, tail_mass)[1]
+    what = f"checkin(n={n}, p={p:g}) needs bases of up to {largest} reports"
+    knob = (
+        "pass max_base_count (counts above it use the base of that many reports: valid, "
+        "looser), e.g. max_base_count=10**6"
+    )
+    if randomizer is not None and not isinstance(randomizer, Randomizer):
+        return  # pld.shuffle names it
+    if randomizer is not None and analysis != "clones":
+        if isinstance(randomizer, FiniteRandomizer) and largest > BLANKET_MAX_USERS:
+            raise ValueError(
+                f"{what}, above pld.shuffle's {BLANKET_MAX_USERS} for a finite randomizer "
+                f"(about 10 s there); {knob}"
+            )
+        return
+    local = eps0 if randomizer is None else min(randomizer.eps0, 50.0)
+    try:
+        check_clones_work(largest, local, tail_mass=CLONES_TAIL_MASS)
+    except ValueError as refusal:
+        estimate = str(refusal).split(";")[0]
+        raise ValueError(
+            f"{what}, beyond the work budget of pld.clones ({estimate}); {knob}, or raise "
+            "the budget with the environment variable PLD_MAX_GRID_POINTS"
+        ) from None
+
+
+def _exact_counts(
+    randomizer: Randomizer, analysis: str, adjacency: str, n: int, requested: int | None
+) -> ExactCounts | None:
+    """The enumerated counts of a finite randomizer (``None`` if none)."""
+    if requested is not None:
+        requested = validation.integer_at_least("exact_counts", requested, 0)
+    if analysis != "best" or not isinstance(randomizer, FiniteRandomizer) or requested == 0:
+        return None
+    try:
+        matrix = randomizer.matrix
+    except ValueError:
+        return None
+    n = validation.integer_at_least("n", n, 1)
+    limit = exact_count_limit(matrix, adjacency, n, requested)
+    return ExactCounts(matrix, limit, randomizer.eps0) if limit > 0 else None
+
+
+@refinable
+def distributed_checkin(
+    n: int,
+    p: float,
+    sigma: float,
+    *,
+    sensitivity: float = 2.0,
+    adjacency: str = "replace",
+    loss_grid_step: float | None = None,
+    tail_mass: float = DEFAULT_TAIL_MASS,
+    count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
+) -> PLD:
+    """One round of distributed check-in: checked-in clients' Gaussian-noised vectors are summed.
+
+    Liew et al. (2022), §4 (Thm 4) and Liew et al. (2022) (Thm 5): each client adds ``N(0, sigma^2
+    I)``; given the count k the sum is a k-of-n subsampled Gaussian mechanism with noise
+    ``sigma sqrt(k)`` (module docstring). Certified whether or not the server
+    learns k.
+
+    Parameters
+    ----------
+    n, p, adjacency, loss_grid_step, tail_mass, count_tolerance
+        As in :func:`checkin`.
+    sigma : float
+        Noise standard deviation of each client, > 0 (units of the vectors).
+    sensitivity : float
+        Largest l2 distance between two clients' vectors, > 0, under both
+        adjacencies (module docstring): ``2 C`` for vectors clipped to norm C; the
+        default 2 is the unit ball, as in Liew et al. (2022), Thm 4 and
+        ``pld.rdp.distributed_checkin_gaussian``.
+
+    Returns
+    -------
+    PLD
+        One round, symmetric; rigorous upper side.
+    """
+    from pld.central import gaussian
+
+    sigma = validation.positive("sigma", sigma)
+    sensitivity = validation.positive("sensitivity", sensitivity)
+
+    def base(k: int, step: float | None) -> PLD:
+        return gaussian(sigma * math.sqrt(k), sensitivity=sensitivity, loss_grid_step=step)
+
+    return checkin_from_bases(
+        n,
+        p,
+        base,
+        adjacency=adjacency,
+        loss_grid_step=loss_grid_step,
+        tail_mass=tail_mass,
+        count_tolerance=count_tolerance,
+    )
+
+
+#: ``pld.calibrate(..., "participation")`` sets the check-in probability ``p``.
+for _mechanism in (checkin, distributed_checkin):
+    _mechanism.calibration_names = {"participation": "p"}
