@@ -32,8 +32,8 @@ from scipy.special import logsumexp
 import pld
 from pld.rdp.conversions import to_epsilon
 from pld.shuffling.checkin.mixture import (
+    COUNT_TAIL_MASS,
     DEFAULT_COUNT_TOLERANCE,
-    DEFAULT_TAIL_MASS,
     _blocks,
     bulk_counts,
 )
@@ -52,7 +52,7 @@ def timed(function, *args, **kwargs):
 
 def certified_rdp(n: int, p: float, eps0: float) -> np.ndarray:
     """Per-round RDP upper bound of shuffled check-in by count blocks (module docstring)."""
-    low, high = bulk_counts(n, p, DEFAULT_TAIL_MASS)
+    low, high = bulk_counts(n, p, COUNT_TAIL_MASS)
     terms = []
     for block in _blocks(n, p, low, high, DEFAULT_COUNT_TOLERANCE):
         base = pld.clones(block.low, eps0)
@@ -81,7 +81,7 @@ def shuffled(sizes: list[int]) -> None:
     for n in sizes:
         for p in (0.001, 0.01, 0.1):
             blocks = len(
-                _blocks(n, p, *bulk_counts(n, p, DEFAULT_TAIL_MASS), DEFAULT_COUNT_TOLERANCE)
+                _blocks(n, p, *bulk_counts(n, p, COUNT_TAIL_MASS), DEFAULT_COUNT_TOLERANCE)
             )
             one, build = timed(pld.checkin, n, p, EPS0)
             composed, compose = timed(one.self_compose, ROUNDS)

@@ -19,7 +19,7 @@
 # (a lower bound on the mechanism's RDP, as seed 000 notes), and seed 004 §5 / App. C.3
 # estimates one pair's hockey stick by Monte Carlo for n ≤ 7. The privacy-blanket bound
 # (docs/blanket-continuous.md) bounds the mechanism itself:
-# `pld.shuffling.blanket.continuous_profile_bounds` returns a rigorous (lower, upper) of
+# `pld.shuffling.profile_bounds` returns a rigorous (lower, upper) of
 # the one-round blanket δ(ε) for the end-point pair (the worst pair of inputs for every n,
 # proved in §3 of that page, so the bound holds for inputs anywhere in [0, 1]),
 # turned into a composable PLD by connect-the-dots (`pld.from_privacy_profile`).
@@ -45,7 +45,7 @@ print(f"QUICK = {QUICK}; figures go to {FIGURES}")
 import resource
 import time
 
-from pld.shuffling.blanket import continuous_profile_bounds, observer
+from pld.shuffling import profile_bounds
 
 POINTS = 24 if QUICK else 80  # positive eps of the connect-the-dots grid
 
@@ -53,10 +53,10 @@ POINTS = 24 if QUICK else 80  # positive eps of the connect-the-dots grid
 def blanket_pld(randomizer, n, points=POINTS):
     """One round: the blanket profile's upper values on [0, eps_max] as a dominating PLD."""
     eps_max = 1e-4
-    while continuous_profile_bounds(randomizer, n, [eps_max])[1][0] > 1e-16:
+    while profile_bounds(randomizer, n, [eps_max])[1][0] > 1e-16:
         eps_max *= 1.5
     positive = np.linspace(0.0, eps_max, points)
-    lower, upper = continuous_profile_bounds(randomizer, n, positive)
+    lower, upper = profile_bounds(randomizer, n, positive)
     width = np.max(((upper - lower) / upper)[upper > 1e-12])
     # The sup over ordered pairs is symmetric: delta(-t) = 1 - e^{-t} + e^{-t} delta(t).
     # Without the negative half, connect-the-dots assumes the worst below eps = 0 and the
@@ -88,7 +88,7 @@ table = {}
 for low in (0.0, -1.0):
     randomizer = pld.randomizers.gaussian(sigma, low=low, high=1.0)
     one, width = blanket_pld(randomizer, n)
-    seen = observer(randomizer, n)
+    seen = pld.shuffle_observer(randomizer, n)
     upper = [composed(one, t).epsilon_bounds(delta)[1] for t in rounds]
     lower = [composed(seen, t).epsilon_bounds(delta)[0] for t in rounds]
     table[low] = (lower, upper)
@@ -134,8 +134,8 @@ print(
 )
 small = {}
 for m in (1, 3, 7) if QUICK else range(1, 8):
-    low_b, up_b = continuous_profile_bounds(gauss2, m, small_eps)
-    obs = observer(gauss2, m).delta_bounds(small_eps)[0]
+    low_b, up_b = profile_bounds(gauss2, m, small_eps)
+    obs = pld.shuffle_observer(gauss2, m).delta_bounds(small_eps)[0]
     small[m] = (obs, up_b)
     for j, e in enumerate(small_eps):
         print(

@@ -70,6 +70,7 @@ from typing import Any
 
 from pld import validation
 from pld.distribution import DEFAULT_REL_ACCURACY, PLD, AccuracyWarning, check_rel_accuracy
+from pld.numerics import MAX_EPS0
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class _Parameter:
 
 #: Calibratable parameters; ``low``/``high`` is the default search range.
 PARAMETERS: dict[str, _Parameter] = {
-    "eps0": _Parameter("smaller", False, 1e-6, 50.0, 1.0),
+    "eps0": _Parameter("smaller", False, 1e-6, MAX_EPS0, 1.0),
     "gamma": _Parameter("larger", False, 1e-6, 1.0, 0.5),
     "sigma": _Parameter("larger", False, 1e-3, 1e6, 1.0),
     "rate": _Parameter("smaller", False, 1e-9, 1.0, 0.01),

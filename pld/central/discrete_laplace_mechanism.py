@@ -26,9 +26,7 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_pmfs, refinable
 from pld.engine import check_grid_points, choose_loss_grid_step
-
-#: Largest a * Δ (the pure-DP epsilon, nats) accepted.
-MAX_EPS0 = 50.0
+from pld.numerics import MAX_EPS0
 
 
 def discrete_laplace_log_pmfs(parameter: float, sensitivity: int) -> tuple[np.ndarray, np.ndarray]:

@@ -22,9 +22,7 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_pmfs, refinable
 from pld.engine import DEFAULT_LOSS_GRID_STEP
-
-#: Largest eps accepted, in nats.
-MAX_EPS = 50.0
+from pld.numerics import MAX_EPS0
 
 
 def generic_dp_delta(eps_query: float | np.ndarray, eps: float, delta: float) -> np.ndarray:
@@ -58,7 +56,7 @@ def approximate_dp(
     PLD
         One round, ``symmetric=True``.
     """
-    eps = validation.in_interval("eps", eps, 0.0, MAX_EPS)
+    eps = validation.in_interval("eps", eps, 0.0, MAX_EPS0)
     delta = validation.in_interval("delta", delta, 0.0, 1.0, high_open=True)
     if loss_grid_step is None:
         loss_grid_step = (

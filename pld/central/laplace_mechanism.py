@@ -31,9 +31,7 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_pmfs, refinable
 from pld.engine import check_grid_points, choose_loss_grid_step
-
-#: Largest eps0 = sensitivity / scale accepted, in nats.
-MAX_EPS0 = 50.0
+from pld.numerics import MAX_EPS0
 
 
 def laplace_delta(eps: float | np.ndarray, scale: float, sensitivity: float = 1.0) -> np.ndarray:

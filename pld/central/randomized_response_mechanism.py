@@ -16,6 +16,7 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_pmfs, refinable
 from pld.engine import DEFAULT_LOSS_GRID_STEP
+from pld.numerics import MAX_EPS0
 
 #: A smaller eps0 is computed as this one (it dominates): the default grid step
 #: divides eps0 and stays above ``pld.engine.MIN_LOSS_GRID_STEP``.
@@ -36,7 +37,7 @@ def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> 
         and makes the bracket exact up to round-off (pass the same step to
         compose with mechanisms on another grid).
     """
-    eps0 = validation.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+    eps0 = validation.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
     # Randomised response with a larger eps0 dominates (the smaller one is a
     # post-processing of it: flip its output with the right probability).
     eps0 = max(eps0, _SMALLEST_EPS0)

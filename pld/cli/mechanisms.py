@@ -17,6 +17,10 @@ import numpy as np
 from pld import validation
 from pld.cli.spec import MechanismSpec, Option
 
+#: The randomizers ``--randomizer`` takes (:data:`pld.randomizers.NAMES`, without importing
+#: the randomizers).
+RANDOMIZER_NAMES = ("krr", "rr", "olh", "hadamard", "unary", "gaussian", "laplace", "matrix")
+
 if TYPE_CHECKING:
     from pld.distribution import PLD
     from pld.randomizers import Randomizer
@@ -58,9 +62,6 @@ def _subsampled_krr(
     return subsample(base, m / n, loss_grid_step=loss_grid_step)
 
 
-RANDOMIZERS = ("krr", "rr", "olh", "hadamard", "unary", "gaussian", "laplace", "matrix")
-
-
 def _load_matrix(path: str) -> np.ndarray:
     file = Path(path)
     if not file.exists():
@@ -73,48 +74,28 @@ def _load_matrix(path: str) -> np.ndarray:
 
 
 def build_randomizer(
-    randomizer: str,
-    *,
-    k: int | None = None,
-    gamma: float | None = None,
-    eps0: float | None = None,
-    domain: int | None = None,
-    buckets: int | None = None,
-    sigma: float | None = None,
-    scale: float | None = None,
-    low: float | None = None,
-    high: float | None = None,
-    matrix: str | None = None,
+    randomizer: str, *, matrix: str | None = None, **options: object
 ) -> Randomizer:
-    """A randomizer from command-line style options (see ``RANDOMIZERS``)."""
-    from pld import randomizers
+    """A randomizer from command-line options (:func:`pld.randomizers.from_options`).
 
-    def need(name: str, value: object) -> object:
-        if value is None:
-            raise ValueError(f"--randomizer {randomizer} needs --{name}")
-        return value
+    ``--matrix`` names a .csv or .npy file holding the row-stochastic matrix.
+    """
+    from pld.randomizers import from_options
 
-    if randomizer in ("krr", "rr"):
-        size = 2 if randomizer == "rr" else need("k", k)
-        return randomizers.krr(size, gamma=gamma, eps0=eps0)
-    if randomizer == "olh":
-        return randomizers.local_hashing(need("eps0", eps0), need("domain", domain), buckets)
-    if randomizer == "hadamard":
-        return randomizers.hadamard(need("eps0", eps0), need("domain", domain))
-    if randomizer == "unary":
-        return randomizers.unary(need("eps0", eps0), need("domain", domain))
-    if randomizer == "matrix":
-        return randomizers.matrix(_load_matrix(need("matrix", matrix)))
-    bounds = {}
-    if low is not None:
-        bounds["low"] = low
-    if high is not None:
-        bounds["high"] = high
-    if randomizer == "gaussian":
-        return randomizers.gaussian(sigma=need("sigma", sigma), **bounds)
-    if randomizer == "laplace":
-        return randomizers.laplace(scale=need("scale", scale), **bounds)
-    raise ValueError(f"randomizer must be one of {RANDOMIZERS} (got {randomizer!r})")
+    if matrix is not None:
+        options["probs"] = _load_matrix(matrix)
+    try:
+        return from_options(randomizer, **options)
+    except ValueError as error:
+        # The library names options as keywords; the command line as flags.
+        message = str(error).replace("option probs", "option matrix")
+        for keyword, flag in (
+            ("randomizer '", "--randomizer "),
+            ("' needs the option ", " needs --"),
+        ):
+            message = message.replace(keyword, flag)
+        message = message.replace("' does not take the option ", " does not take --")
+        raise ValueError(message) from None
 
 
 def _cli_shuffle(
@@ -381,7 +362,11 @@ def _shuffle() -> tuple[MechanismSpec, ...]:
             options=(
                 Option("--n", "n", int, "number of users (>= 1)"),
                 Option(
-                    "--randomizer", "randomizer", str, "the local randomizer", choices=RANDOMIZERS
+                    "--randomizer",
+                    "randomizer",
+                    str,
+                    "the local randomizer",
+                    choices=RANDOMIZER_NAMES,
                 ),
                 Option(
                     "--analysis",
@@ -434,7 +419,7 @@ def _checkin() -> tuple[MechanismSpec, ...]:
                     str,
                     "a specific local randomizer (options as for --mechanism shuffle)",
                     required=False,
-                    choices=RANDOMIZERS,
+                    choices=RANDOMIZER_NAMES,
                 ),
                 Option(
                     "--analysis",

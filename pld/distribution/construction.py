@@ -17,8 +17,7 @@ import numpy as np
 from pld import validation
 from pld.distribution.loss_distribution import PLD, _Direction
 from pld.engine import DEFAULT_TAIL_MASS, MIN_LOSS_GRID_STEP, LossPmf, choose_loss_grid_step
-
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
+from pld.numerics import UNIT_ROUNDOFF
 
 #: Tolerance on a pmf's total mass in :func:`from_pmfs`.
 PMF_SUM_TOLERANCE = 1e-6
@@ -100,7 +99,7 @@ def _split_sum_bounds(masses: np.ndarray) -> tuple[float, float]:
     rest = float(np.sum(masses - scaled * 2.0**-52))
     size = float(masses.size)
     approx = whole + rest
-    slack = 2.0 * (size * size * 2.0**-106 + 2.0 * _UNIT_ROUNDOFF * (whole + abs(rest)))
+    slack = 2.0 * (size * size * 2.0**-106 + 2.0 * UNIT_ROUNDOFF * (whole + abs(rest)))
     return approx - slack, approx + slack
 
 
@@ -126,7 +125,7 @@ def _charged(name: str, masses: np.ndarray, truncated: float, mass_error: float)
 
     approx = float(np.sum(masses))
     # |sum - exact| <= (n - 1) u exact for non-negative terms, in any order.
-    slack = 4.0 * (masses.size + 1) * _UNIT_ROUNDOFF * approx
+    slack = 4.0 * (masses.size + 1) * UNIT_ROUNDOFF * approx
     if settled(approx - slack, approx + slack):
         return truncated
     # Masses summing to at most 2 keep the split sum's integers far below 2^63.
@@ -284,7 +283,7 @@ def _checked_symmetric(forward: _Direction, reverse: LossPmf) -> _Direction:
     # tolerance; the exactly rounded sum decides then.
     approx = 0.5 * (float(np.sum(gaps)) + abs(a.infinity_mass - b.infinity_mass))
     distance = approx
-    if not approx * (1 + 4.0 * (gaps.size + 2) * _UNIT_ROUNDOFF) <= SYMMETRY_TOLERANCE:
+    if not approx * (1 + 4.0 * (gaps.size + 2) * UNIT_ROUNDOFF) <= SYMMETRY_TOLERANCE:
         distance = 0.5 * (math.fsum(gaps.tolist()) + abs(a.infinity_mass - b.infinity_mass))
     if not distance <= SYMMETRY_TOLERANCE:
         raise ValueError(

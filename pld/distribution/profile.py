@@ -53,8 +53,8 @@ the values bound a true profile from above, so does the hull, and eqs. (2)-(4)
 then have non-negative masses. The float64 masses are checked against the hull
 in long double and any shortfall is made up (:func:`pair_from_hull`). This
 formulation was derived here and checked on randomised response (exact
-recovery) and on the Gaussian profile (tests/distribution/test_profile.py); Koskela et al. (2023) only
-cites Algorithm 1.
+recovery) and on the Gaussian profile (tests/distribution/test_profile.py); Koskela et al.
+(2023) only cites Algorithm 1.
 """
 
 from __future__ import annotations

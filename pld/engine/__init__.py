@@ -61,7 +61,19 @@ class BudgetError(ValueError):
     subclass of ``ValueError``, so code that catches bad input still catches it; code
     that falls back to another method when one is too costly catches this type only,
     so that a genuine bad-input error is never mistaken for "unavailable".
+
+    Attributes
+    ----------
+    estimate : float
+        The work estimate in grid points (``nan`` where the refusal has none).
+    budget : float
+        The budget it exceeds (``nan`` where the refusal has none).
     """
+
+    def __init__(self, message: str, *, estimate: float = math.nan, budget: float = math.nan):
+        super().__init__(message)
+        self.estimate = estimate
+        self.budget = budget
 
 
 def max_grid_points() -> int:
@@ -113,7 +125,9 @@ def check_grid_points(points: float, what: str, knob: str) -> None:
     size = f"about {points:.3g}" if math.isfinite(points) else "unboundedly many"
     raise BudgetError(
         f"{what} needs {size} grid points of work and memory, above the budget of {limit}; "
-        f"{knob}, or raise the budget with the environment variable {GRID_BUDGET_VARIABLE}"
+        f"{knob}, or raise the budget with the environment variable {GRID_BUDGET_VARIABLE}",
+        estimate=points,
+        budget=limit,
     )
 
 

@@ -47,8 +47,8 @@ from pld.engine.hot_bins import FFT_ERROR_PER_LEVEL as _FFT_ERROR_PER_LEVEL
 from pld.engine.hot_bins import extended_spectra, mass_bound
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import Window, composition_window
+from pld.numerics import UNIT_ROUNDOFF
 
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _COMPLEX_PRODUCT_ERROR = 3.0
 #: Error of the float64 elementary functions used on bounds (numpy's vectorised
 #: ``log``, ``exp`` and complex ``abs``; ``math.log``, ``log1p``, ``expm1``, ``exp``),
@@ -122,12 +122,12 @@ def _powering_error(count: int) -> float:
 def _widened(value: float, units: float) -> float:
     """A float at least ``value (1 + units u)`` (``value >= 0``): the factor ``1 + (units
     + 3) u`` is rounded by at most a unit, the product by one more."""
-    return value * (1.0 + (units + 3.0) * _UNIT_ROUNDOFF)
+    return value * (1.0 + (units + 3.0) * UNIT_ROUNDOFF)
 
 
 def _narrowed(value: float, units: float) -> float:
     """A float at most ``value (1 - units u)`` (``value >= 0``), as :func:`_widened`."""
-    return value * (1.0 - (units + 3.0) * _UNIT_ROUNDOFF)
+    return value * (1.0 - (units + 3.0) * UNIT_ROUNDOFF)
 
 
 def _log_sum_units(terms: int) -> float:
@@ -379,7 +379,7 @@ def _compose(
         log_grown += c * grown_log
         spread += c * abs(grown_log)
         gap += c * math.log1p(p.error_l1 / norm)
-        error = (_FFT_ERROR_PER_LEVEL * levels + _fold_rows(p, length) - 1) * _UNIT_ROUNDOFF
+        error = (_FFT_ERROR_PER_LEVEL * levels + _fold_rows(p, length) - 1) * UNIT_ROUNDOFF
         forward_errors.append(error * norm)
         # Largest possible magnitude bound |X^| + e of the factor: |X^| <= s + e.
         log_ceilings.append(c * math.log(norm + 2.0 * error * norm))
@@ -400,7 +400,7 @@ def _compose(
     # the margin and the true bound of a dead bin is at most exp(_LOG_DEAD).
     dead_margin = (
         1.01
-        * _UNIT_ROUNDOFF
+        * UNIT_ROUNDOFF
         * (log_units * (1.0 - _LOG_DEAD + 3.0 * positive) + _MAGNITUDE_UNITS * rounds)
     )
     # Suffix sums, each rounded relatively to its own terms only.
@@ -449,7 +449,7 @@ def _compose(
         composed = powered if composed is None else np.multiply(composed, powered, out=composed)
 
     products = sum(_powering_error(c) for c in counts) + _COMPLEX_PRODUCT_ERROR * (len(counts) - 1)
-    relative_error += products * _UNIT_ROUNDOFF
+    relative_error += products * UNIT_ROUNDOFF
     # Largest |sum_i c_i log m_i| of a live bin (none is above a few u: every m_i is
     # at most its ceiling).
     spread = -float(log_magnitude.min()) if log_magnitude.shape[0] else 0.0
@@ -466,7 +466,7 @@ def _compose(
         if live.shape[0] and 2 * live[-1] == length:
             live_weights[-1] = 1.0
     # The inverse transform, and the division of its result by N (one unit).
-    inverse_error = (_FFT_ERROR_PER_LEVEL * levels + 1) * _UNIT_ROUNDOFF
+    inverse_error = (_FFT_ERROR_PER_LEVEL * levels + 1) * UNIT_ROUNDOFF
 
     amplification = sum(counts)
     if amplification * forward_errors[0] / finite_masses[0] > _EXTENDED_THRESHOLD:
@@ -492,7 +492,7 @@ def _compose(
                 exact *= spectrum_power(values, count)
             composed[hot] = exact.astype(np.complex128)
             relative_error_hot = (
-                hot_relative + products * fft.EXTENDED_UNIT_ROUNDOFF + _UNIT_ROUNDOFF
+                hot_relative + products * fft.EXTENDED_UNIT_ROUNDOFF + UNIT_ROUNDOFF
             )
             spread = max(spread, -float(hot_log.min()))
             magnitude_bound[hot] = np.exp(hot_log)

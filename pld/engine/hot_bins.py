@@ -24,8 +24,8 @@ import numpy as np
 
 from pld.engine import fft
 from pld.engine.loss_pmf import LossPmf
+from pld.numerics import UNIT_ROUNDOFF
 
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Entrywise error of an FFT of a non-negative vector, per level, in units of the
 #: working precision times the vector's 1-norm (Higham 2002, §24.1).
 FFT_ERROR_PER_LEVEL = 8.0
@@ -147,7 +147,7 @@ def mass_bound(pmf: LossPmf) -> float:
     """An upper bound on the 1-norm of the (non-negative) masses: their float sum
     errs by at most ``(n - 1) u`` relatively (to first order; ``n^2 u < 1``); the
     factor ``1 + (n + 3) u`` is rounded by at most a unit, the product by one more."""
-    return pmf.finite_mass * (1 + (pmf.masses.shape[0] + 3) * _UNIT_ROUNDOFF)
+    return pmf.finite_mass * (1 + (pmf.masses.shape[0] + 3) * UNIT_ROUNDOFF)
 
 
 def _direct_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:

@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-_UNIT_ROUNDOFF = 2.0**-53
+from pld.numerics import UNIT_ROUNDOFF
+
 #: Grids of up to this many cells are contracted by the interpreted sweep (under
 #: 2 ms) unless numba is already loaded; larger ones by its numba-compiled copy.
 INTERPRETED_CELLS = 2048
@@ -421,7 +422,7 @@ def _hockey_stick_loop(
     """:func:`hockey_stick_bound` as one loop (compiled by numba)."""
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
-    unit = 2.0**-53
+    unit = UNIT_ROUNDOFF
     out = np.empty(index.shape[0])
     for k in range(index.shape[0]):
         i = index[k]
@@ -485,15 +486,15 @@ def hockey_stick_bound(
     finite = np.maximum(tail - factor * weighted_tail[index], 0.0)
     count = (size - index).astype(np.float64)
     geometric = ones[index]
-    weight_sum = np.maximum(count - factor * geometric, 0.0) + 4.0 * _UNIT_ROUNDOFF * (
+    weight_sum = np.maximum(count - factor * geometric, 0.0) + 4.0 * UNIT_ROUNDOFF * (
         count + geometric
     )
     slack = np.minimum(error_max * weight_sum, error_l1) + summation * tail
     if upper:
         value = finite * (1.0 + mass_error) + infinity_mass + slack
-        return value * (1.0 + final * _UNIT_ROUNDOFF)
+        return value * (1.0 + final * UNIT_ROUNDOFF)
     value = finite * (1.0 - mass_error) + infinity_mass - slack - junk
-    return value - final * _UNIT_ROUNDOFF * np.abs(value)
+    return value - final * UNIT_ROUNDOFF * np.abs(value)
 
 
 def _maxima_loop(
@@ -502,7 +503,7 @@ def _maxima_loop(
     """:func:`breakpoint_maxima` as one loop from the top down (compiled by numba)."""
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
-    unit = 2.0**-53
+    unit = UNIT_ROUNDOFF
     running = carry
     total = count + (1 if beyond else 0)
     for p in range(total - 1, -1, -1):
@@ -586,7 +587,7 @@ def _search_loop(
     """:func:`first_at_or_below` as one loop (compiled by numba)."""
     mass_error, infinity_mass, junk, error_max, error_l1, summation, final = terms
     size = mass_tail.shape[0] - 1
-    unit = 2.0**-53
+    unit = UNIT_ROUNDOFF
     while high - low > 1:
         gap = high - low
         count = gap - 1 if gap - 1 <= every else points

@@ -40,8 +40,8 @@ from pld.engine import point_queries
 from pld.engine.point_queries import FINAL_ROUNDING as _FINAL_ROUNDING
 from pld.engine.point_queries import MAX_NUDGES as _MAX_NUDGES
 from pld.engine.point_queries import NUDGE_GROWTH as _NUDGE_GROWTH
+from pld.numerics import UNIT_ROUNDOFF
 
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Suffix sums are computed for the top this many points first (rounded up to
 #: whole blocks), then for four times as many at a time (:meth:`LossPmf._suffix_from`).
 _SUFFIX_FIRST = 4096
@@ -247,7 +247,7 @@ class LossPmf:
         plain = length - 1 + crossings
         # One point: exp(0) = 1 is exact and the discounted sum is the mass itself.
         discounted = 0 if size <= 1 else length + 6 + 4 * crossings
-        return (plain + discounted + 5) * _UNIT_ROUNDOFF
+        return (plain + discounted + 5) * UNIT_ROUNDOFF
 
     @property
     def _terms(self) -> tuple[float, ...]:
@@ -629,7 +629,7 @@ class LossPmf:
         if candidate.size == 0:
             return candidate
         sign = 1.0 if upward else -1.0
-        first = 4 * _UNIT_ROUNDOFF * np.maximum(1.0, np.abs(candidate))
+        first = 4 * UNIT_ROUNDOFF * np.maximum(1.0, np.abs(candidate))
         moves = sign * _NUDGE_GROWTH ** np.arange(_MAX_NUDGES, dtype=np.float64)
         ladder = np.cumsum(
             np.concatenate([candidate[:, None], first[:, None] * moves], axis=1), axis=1

@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from pld.engine.kernels import _UNIT_ROUNDOFF, _compiled
+from pld.engine.kernels import _compiled
+from pld.numerics import UNIT_ROUNDOFF
 
 #: The log-MGF of a pmf of more positive masses than this runs compiled (numpy
 #: costs ~0.1 ms a call at any number of exponents below it).
@@ -213,7 +214,7 @@ def log_mgf_rounding(size: int, span: np.ndarray) -> np.ndarray:
     the larger of the numpy path's and the blocked Horner's (:func:`_log_mgf_blocked`)
     bounds, with 2 units of ``S`` to spare."""
     fixed = size + 2.0 * math.log(max(size, 1)) + 8810.0
-    return (fixed + 8.0 * span) * _UNIT_ROUNDOFF
+    return (fixed + 8.0 * span) * UNIT_ROUNDOFF
 
 
 def _log_mgf_blocked(

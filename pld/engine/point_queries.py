@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pld.numerics import UNIT_ROUNDOFF
+
 if TYPE_CHECKING:
     from pld.engine.loss_pmf import LossPmf
 
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Extra relative rounding, in units of u, of the final few additions and
 #: products that turn the suffix sums into a bound (each errs by at most u).
 FINAL_ROUNDING = 8.0
@@ -59,15 +60,15 @@ def bound(pmf: LossPmf, index: int, factor: float) -> float:
     ones = float(pmf._suffixes[3][index])
     weight_sum = count - factor * ones
     weight_sum = weight_sum if weight_sum >= 0.0 else 0.0
-    weight_sum = weight_sum + 4.0 * _UNIT_ROUNDOFF * (count + ones)
+    weight_sum = weight_sum + 4.0 * UNIT_ROUNDOFF * (count + ones)
     slack = pmf.error_max * weight_sum
     slack = slack if slack <= pmf.error_l1 else pmf.error_l1
     slack = slack + pmf._summation_error * tail
     if pmf.bound == "upper":
         value = finite * (1.0 + pmf.mass_error) + pmf.infinity_mass + slack
-        return value * (1.0 + FINAL_ROUNDING * _UNIT_ROUNDOFF)
+        return value * (1.0 + FINAL_ROUNDING * UNIT_ROUNDOFF)
     value = finite * (1.0 - pmf.mass_error) + pmf.infinity_mass - slack - pmf.junk_mass
-    return value - FINAL_ROUNDING * _UNIT_ROUNDOFF * abs(value)
+    return value - FINAL_ROUNDING * UNIT_ROUNDOFF * abs(value)
 
 
 def delta(pmf: LossPmf, eps: float) -> float:
@@ -206,7 +207,7 @@ def nudge(pmf: LossPmf, candidate: float, target: float, fallback: float, *, upw
 
     if verified(candidate):
         return candidate
-    step = 4 * _UNIT_ROUNDOFF * max(1.0, abs(candidate))
+    step = 4 * UNIT_ROUNDOFF * max(1.0, abs(candidate))
     running = candidate
     for _ in range(MAX_NUDGES):
         # The running sum of the steps, clamped: the array query's ladder.

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
+from pld.numerics import UNIT_ROUNDOFF
+
 #: Lattice points per octave of the rate ``|t| h``.
 _PER_OCTAVE = 32
 #: Largest |t| * step at which the MGF is evaluated: beyond it an end moves by
@@ -134,7 +135,7 @@ def _evaluate(
     for i, (rates, values) in results.items():
         offset, masses = pmfs[i]
         span = np.abs(rates) * (abs(offset) + masses.shape[0])
-        margins = log_mgf_rounding(masses.shape[0], span) + _UNIT_ROUNDOFF * np.abs(
+        margins = log_mgf_rounding(masses.shape[0], span) + UNIT_ROUNDOFF * np.abs(
             np.where(np.isfinite(values), values, 0.0)
         )
         memos[i].update(
@@ -164,9 +165,9 @@ def _ends(
     weights = np.asarray(counts, dtype=np.float64)[:, np.newaxis]
     terms = weights * entries[:, :, 0]
     total = terms.sum(axis=0)
-    margin = (weights * entries[:, :, 1]).sum(axis=0) * (1.0 + 2 * factors * _UNIT_ROUNDOFF)
+    margin = (weights * entries[:, :, 1]).sum(axis=0) * (1.0 + 2 * factors * UNIT_ROUNDOFF)
     spread = np.abs(terms).sum(axis=0)
-    logs = total + margin + (2 * factors + 8) * _UNIT_ROUNDOFF * spread
+    logs = total + margin + (2 * factors + 8) * UNIT_ROUNDOFF * spread
     return logs, (logs - log_target) / (_rates(keys) / step)
 
 

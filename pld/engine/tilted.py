@@ -35,8 +35,8 @@ import numpy as np
 
 from pld.engine.compose import compose_bounds
 from pld.engine.loss_pmf import LossPmf
+from pld.numerics import UNIT_ROUNDOFF
 
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Tilted masses below this are set to zero: the untilted masses of these atoms
 #: are charged to +inf (upper bound) or dropped (lower bound). Keeps every kept
 #: tilted mass normal, so its relative rounding error holds.
@@ -56,7 +56,7 @@ _NEWTON_STEPS = 30
 def _relative_error(magnitude: float) -> float:
     """Relative error of ``exp(x)`` (times a mass) when the computed exponent ``x`` is a
     sum of terms whose magnitudes add up to ``magnitude``."""
-    return math.expm1(_EXPONENT_UNITS * _UNIT_ROUNDOFF * magnitude) + _EXP_UNITS * _UNIT_ROUNDOFF
+    return math.expm1(_EXPONENT_UNITS * UNIT_ROUNDOFF * magnitude) + _EXP_UNITS * UNIT_ROUNDOFF
 
 
 def _atoms(pmf: LossPmf) -> tuple[np.ndarray, np.ndarray]:
@@ -134,7 +134,7 @@ def _tilt(pmf: LossPmf, lam: float) -> tuple[LossPmf, float, float]:
     shifted = exponent - log_mgf
     tilted = np.exp(shifted)
     small = tilted < _SMALLEST_TILTED
-    dropped = math.fsum(pmf.masses[index[small]]) * (1 + index.size * _UNIT_ROUNDOFF)
+    dropped = math.fsum(pmf.masses[index[small]]) * (1 + index.size * UNIT_ROUNDOFF)
     tilted[small] = 0.0
     kept = np.flatnonzero(~small)
     masses = np.zeros(int(index[kept[-1]] - index[kept[0]]) + 1)
@@ -169,11 +169,11 @@ def clip_tails(factors: Sequence[tuple[LossPmf, int]], budget: float) -> list[tu
         allowed = budget / (len(factors) * count)
         size = pmf.masses.shape[0]
         from_top = np.cumsum(pmf.masses[::-1])
-        cut = int(np.searchsorted(from_top, allowed / (1 + size * _UNIT_ROUNDOFF), side="right"))
+        cut = int(np.searchsorted(from_top, allowed / (1 + size * UNIT_ROUNDOFF), side="right"))
         if cut == 0 or cut >= size or not np.any(pmf.masses[: size - cut] > 0.0):
             clipped.append((pmf, count))
             continue
-        moved = float(from_top[cut - 1]) * (1 + size * _UNIT_ROUNDOFF)
+        moved = float(from_top[cut - 1]) * (1 + size * UNIT_ROUNDOFF)
         infinity = pmf.infinity_mass + (moved if pmf.bound == "upper" else 0.0)
         trimmed = LossPmf(
             pmf.step,
@@ -259,7 +259,7 @@ def _tilted(
         log_mgfs.append((log_mgf, count))
         charged = pmf.infinity_mass + (dropped if bound == "upper" else 0.0)
         log_survive += count * math.log1p(-min(1.0, charged))
-        finite = pmf.finite_mass * (1 + pmf.masses.shape[0] * _UNIT_ROUNDOFF)
+        finite = pmf.finite_mass * (1 + pmf.masses.shape[0] * UNIT_ROUNDOFF)
         log_finite += count * math.log(finite)
     infinity_mass = -math.expm1(log_survive) if log_survive > -math.inf else 1.0
     return tilted, log_mgfs, infinity_mass, log_finite
@@ -315,7 +315,7 @@ def _untilt(
         )
     # Everything below the cut, at most the total finite mass, one point below it;
     # the tilted mass above the window (the composition's +inf) untilted at the cut.
-    lump = math.exp(log_finite) * (1 + 4 * _UNIT_ROUNDOFF)
+    lump = math.exp(log_finite) * (1 + 4 * UNIT_ROUNDOFF)
     above = scale * composed.infinity_mass
     return LossPmf(
         step,

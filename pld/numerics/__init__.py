@@ -1,4 +1,5 @@
-"""Numerics shared across the library: binomial laws (:mod:`pld.numerics.binomial`).
+"""Numerics shared across the library: constants, binomial laws (:mod:`pld.numerics.binomial`),
+sums of i.i.d. variables (:mod:`pld.numerics.iid_sums`).
 
 Names are imported lazily.
 """
@@ -7,8 +8,11 @@ from __future__ import annotations
 
 from pld._lazy import lazy_exports
 
-_EXPORTS = {}
-_SUBMODULES = ("binomial",)
+_EXPORTS = {
+    "UNIT_ROUNDOFF": "pld.numerics.constants",
+    "MAX_EPS0": "pld.numerics.constants",
+}
+_SUBMODULES = ("binomial", "iid_sums")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 

@@ -185,3 +185,18 @@ def isf(q, n, p) -> np.ndarray:
     if np.any(inside):
         out[inside] = _binom_isf(q[inside], n[inside], p[inside])
     return out[()]
+
+
+def window(tail, n, p) -> tuple[np.ndarray, np.ndarray]:
+    """The central window ``[lo, hi]`` of ``X ~ Bin(n, p)`` leaving less than ``tail`` per side.
+
+    ``lo`` is the smallest k with ``P(X <= k) >= tail`` (so ``P(X < lo) < tail``) and
+    ``hi = n - ppf(tail; n, 1 - p)`` (so ``P(X > hi) < tail``), clipped to
+    ``lo <= hi <= n``. The upper end is the lower quantile of the complementary count:
+    Boost's ``isf`` goes through ``1 - tail`` and returns ``n`` for tails below ~1e-16.
+    Integer arrays (integer scalars for scalar input).
+    """
+    trials = np.asarray(n)
+    lo = np.clip(ppf(tail, trials, p), 0, trials)
+    hi = np.clip(trials - ppf(tail, trials, 1.0 - np.asarray(p, dtype=np.float64)), lo, trials)
+    return lo.astype(np.int64)[()], hi.astype(np.int64)[()]

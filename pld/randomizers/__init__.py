@@ -9,16 +9,19 @@ from pld._lazy import lazy_exports
 
 _EXPORTS = {
     "Randomizer": "pld.randomizers.base",
+    "check_randomizer": "pld.randomizers.base",
     "GaussianRandomizer": "pld.randomizers.continuous",
     "LaplaceRandomizer": "pld.randomizers.continuous",
     "FiniteRandomizer": "pld.randomizers.finite",
     "matrix": "pld.randomizers.finite",
-    "krr": "pld.randomizers.finite",
-    "local_hashing": "pld.randomizers.finite",
-    "hadamard": "pld.randomizers.finite",
-    "unary": "pld.randomizers.finite",
+    "krr": "pld.randomizers.presets",
+    "local_hashing": "pld.randomizers.presets",
+    "hadamard": "pld.randomizers.presets",
+    "unary": "pld.randomizers.presets",
     "gaussian": "pld.randomizers.continuous",
     "laplace": "pld.randomizers.continuous",
+    "from_options": "pld.randomizers.by_name",
+    "NAMES": "pld.randomizers.by_name",
 }
 
 __all__ = sorted(_EXPORTS)

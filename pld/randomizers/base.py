@@ -1,22 +1,53 @@
-"""What a local randomizer is, as the shuffle accountants see it.
+"""What a local randomizer is, and what it tells the shuffle analyses about itself.
 
 A local randomizer R maps an input x to a distribution R(x) on outputs. The
-blanket decomposition (Balle et al. 2019, §5; Koskela et al. (2023), §4) writes
+blanket decomposition (Balle et al. 2019, §5; Koskela et al. 2023, §4) writes
 ``R(x) = gamma * omega + (1 - gamma) * rest_x`` with ``omega_min(y) =
 min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and ``omega = omega_min / gamma``.
+
+What differs between kinds of randomizer is behaviour of their classes, so that
+``pld.shuffle``, ``pld.shuffle_observer`` and ``pld.checkin`` read as one recipe:
+
+* :meth:`Randomizer.blanket_profile` and :meth:`Randomizer.quick_blanket_upper`: the
+  one-round blanket delta(eps) of the worst pair of inputs, bracketed, and a cheap upper
+  bound on it (:mod:`pld.shuffling.blanket` evaluates the randomizer's description);
+* :meth:`Randomizer.shuffle_profiles`: the profiles whose minimum an analysis is
+  (``"best"``: the blanket profile and every other profile valid for this randomizer);
+* :meth:`Randomizer.shuffled_pld`: a PLD the randomizer knows without a profile (the
+  clones pair of an eps0-LDP randomizer, its own clones pair, its local mechanism);
+* :meth:`Randomizer.observer`: a concrete pair of neighbouring datasets seen through a
+  post-processing, whose lower bracket lower-bounds the protocol (``pld.shuffle_observer``);
+* :meth:`Randomizer.exact_matrix`: the matrix where exact enumeration is possible
+  (``pld.checkin``'s small counts).
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pld.numerics import MAX_EPS0
+
+if TYPE_CHECKING:
+    from pld.distribution import PLD
+
+#: ``analysis="best"`` evaluates the clones profile at this many evenly spread grid
+#: points first, and everywhere only if it beats the blanket profile at one of them.
+CLONES_PROBE = 8
 
 
 class Randomizer(ABC):
     """A local randomizer: an input space, an output space and R(x) for each input.
 
-    Subclasses are immutable descriptions; the analyses (``pld.shuffle``,
-    ``pld.shuffle_observer``) read them and never change them.
+    Subclasses are immutable descriptions that also know how the shuffle analyses
+    treat them (module docstring); the analyses never change them.
     """
+
+    #: Largest number of users the blanket evaluation accepts (None: any).
+    max_blanket_users: int | None = None
 
     @property
     @abstractmethod
@@ -27,3 +58,143 @@ class Randomizer(ABC):
     @abstractmethod
     def blanket_mass(self) -> float:
         """gamma = total mass of ``min_x R(x)(y)`` over outputs y, in [0, 1]."""
+
+    @property
+    def clone_probability(self) -> float | None:
+        """A clone parameter p for which ``pld.clones(n, eps0, p)`` dominates the shuffle.
+
+        None unless the randomizer is known to satisfy the condition of Feldman,
+        McMillan and Talwar (2021, Thm 3.2; Koskela et al. 2023, §3.1): for every pair
+        (x0, x1) there are laws Q0, Q1, Q* with ``R(x) >= p Q0 + p Q1`` for every x,
+        ``R(x0) = e^eps0 p Q0 + p Q1 + (1 - p - e^eps0 p) Q*`` and the same with Q0, Q1
+        swapped for x1.
+        """
+        return None
+
+    # -- the blanket analysis ---------------------------------------------------------
+
+    @abstractmethod
+    def blanket_profile(
+        self, n: int, eps: np.ndarray, *, lower_side: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rigorous (lower, upper) one-round blanket delta(eps) of n shuffled users.
+
+        The supremum over ordered pairs of inputs of the blanket divergence
+        (``pld.shuffling.shuffler``), at each eps >= 0 (nats, validated by the caller).
+        With ``lower_side=False`` only the upper values need be computed (the lower
+        ones may then be 0).
+        """
+
+    @abstractmethod
+    def quick_blanket_upper(self, n: int, eps: np.ndarray) -> np.ndarray:
+        """Upper bounds on :meth:`blanket_profile`'s upper values, cheaply (for grid ends)."""
+
+    def blanket_profile_at_infinity(self) -> float:
+        """A lower bound on the blanket profile's limit at eps = +inf (its P-mass where Q = 0)."""
+        return 0.0
+
+    def check_blanket(self, n: int) -> None:
+        """Refuse a blanket analysis that cannot say anything or would not fit the budget.
+
+        Raises
+        ------
+        ValueError
+            If the randomizer has no blanket (gamma = 0).
+        pld.BudgetError
+            If ``n`` exceeds :attr:`max_blanket_users`.
+        """
+        if not self.blanket_mass > 0:
+            raise ValueError(
+                "the randomizer has no blanket (gamma = sum_y min_x R(x)(y) = 0): no output "
+                "is possible under every input, so another user's report cannot hide the "
+                "target's and the blanket analysis gives no amplification"
+            )
+        if self.max_blanket_users is not None and n > self.max_blanket_users:
+            from pld.engine import BudgetError
+
+            raise BudgetError(
+                f"n must be at most {self.max_blanket_users} for the blanket analysis of "
+                f"this randomizer (got {n}); analysis='clones' covers an eps0-LDP "
+                "randomizer at larger n"
+            )
+
+    # -- what pld.shuffle asks ------------------------------------------------------------
+
+    def shuffle_profiles(
+        self, n: int, eps: np.ndarray, analysis: str, *, lower_side: bool = True
+    ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+        """The (lower, upper) brackets of the one-round profiles whose minimum ``analysis`` is.
+
+        ``"blanket"``: the blanket profile alone; ``"best"``: with the clones pair's
+        profile (``pld.clones(n, eps0)``, valid for every eps0-LDP randomizer) where it
+        beats the blanket profile at one of ``CLONES_PROBE`` points. The flag says
+        whether every bracket is that of a convex privacy profile (then the lower PLD is
+        built below every such profile between grid points).
+        """
+        lower, upper = self.blanket_profile(n, eps, lower_side=lower_side)
+        components = [(lower, upper)]
+        if analysis == "best" and 0.0 < self.eps0 <= MAX_EPS0:
+            from pld.shuffling.clones import clones_delta_bounds
+
+            # Probe CLONES_PROBE points first; where the clones pair does not win
+            # there, the blanket values alone (valid) are kept everywhere.
+            probe = np.unique(np.linspace(0, eps.size - 1, CLONES_PROBE).round().astype(int))
+            _, probe_upper = clones_delta_bounds(n, self.eps0, eps[probe])
+            if np.any(probe_upper < upper[probe]):
+                components.append(clones_delta_bounds(n, self.eps0, eps))
+        return components, True
+
+    def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:
+        """Cheap upper values of the analysis' profile, to find where the eps grid ends."""
+        return self.quick_blanket_upper(n, eps)
+
+    def shuffled_pld(self, n: int, analysis: str, loss_grid_step: float | None) -> PLD | None:
+        """A one-round PLD of the shuffle that needs no profile, or None.
+
+        ``analysis="clones"``: the clones pair of an eps0-LDP randomizer; ``"best"``
+        with a known :attr:`clone_probability`: the randomizer's own clones pair (tight
+        for k-RR, ``pld.shuffling.shuffler``); eps0 = 0 (every input has the same output
+        law): the PLD of identical distributions.
+        """
+        clone_p = self.clone_probability
+        own_clones = analysis == "best" and clone_p is not None and 0 < self.eps0 <= MAX_EPS0
+        if analysis == "clones" or own_clones:
+            if not math.isfinite(self.eps0):
+                raise ValueError(
+                    "analysis='clones' needs an eps0-LDP randomizer (eps0 is infinite)"
+                )
+            from pld.shuffling.clones import clones
+
+            if own_clones:
+                return clones(n, self.eps0, clone_p, loss_grid_step=loss_grid_step)
+            return clones(n, min(self.eps0, MAX_EPS0), loss_grid_step=loss_grid_step)
+        if self.eps0 == 0.0:  # nothing leaks
+            from pld.distribution import from_pmfs
+            from pld.engine import DEFAULT_LOSS_GRID_STEP
+
+            step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
+            return from_pmfs([0.0], [0.0], symmetric=True, loss_grid_step=step)
+        return None
+
+    # -- the protocol's lower bound and exact enumeration ------------------------------------
+
+    @abstractmethod
+    def observer(self, n: int, loss_grid_step: float | None = None) -> PLD:
+        """A PLD of one concrete pair of neighbouring datasets, seen through a post-processing.
+
+        Its LOWER bracket, composed, lower-bounds the shuffled protocol's own delta
+        (``pld.shuffle_observer``).
+        """
+
+    def exact_matrix(self) -> np.ndarray | None:
+        """The row-stochastic matrix, where exact enumeration over it is possible; else None."""
+        return None
+
+
+def check_randomizer(randomizer: object) -> Randomizer:
+    """``randomizer`` if it is a :class:`Randomizer`; else a ``ValueError`` naming its type."""
+    if not isinstance(randomizer, Randomizer):
+        raise ValueError(
+            f"randomizer must be a pld.randomizers randomizer (got {type(randomizer).__name__})"
+        )
+    return randomizer

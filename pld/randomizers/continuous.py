@@ -9,19 +9,97 @@ with ``Delta = high - low``,
   randomizer is not eps0-LDP (``eps0 = inf``);
 * Laplace with scale b: ``gamma = exp(-Delta / (2 b))`` and ``eps0 = Delta / b``.
 
-These classes only describe the randomizer; the analyses live in
-:mod:`pld.shuffling.blanket.continuous` (docs/blanket-continuous.md).
+Each class hands the blanket analysis the law of its blanket ratio
+(:meth:`GaussianRandomizer.blanket_law`; :mod:`pld.shuffling.blanket.continuous`,
+docs/blanket-continuous.md) and knows its local mechanism (the protocol is a
+post-processing of it) and its observer.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import numpy as np
 from scipy.special import ndtr
 
 from pld import validation
+from pld.numerics import MAX_EPS0
 from pld.randomizers.base import Randomizer
+
+if TYPE_CHECKING:
+    from pld.distribution import PLD
+    from pld.shuffling.blanket import VLaw
+
+#: The Gaussian's best-of analysis ends its eps grid where the upper delta falls below
+#: this (its blanket brackets carry an absolute slack of about 1e-19).
+CONTINUOUS_FLOOR = 1e-18
+
+
+class _Interval(Randomizer):
+    """Noise added to an input in ``[low, high]``: what the Gaussian and Laplace share."""
+
+    low: float
+    high: float
+
+    @property
+    def sensitivity(self) -> float:
+        """``high - low``: the largest distance between two inputs."""
+        return self.high - self.low
+
+    def blanket_law(self) -> VLaw:
+        """The law of the blanket ratio ``V`` of the end-point pair (docs/blanket-continuous.md §2).
+
+        Raises
+        ------
+        pld.shuffling.blanket.NoBlanketError
+            If the blanket mass is too small to evaluate (the noise is negligible
+            against the interval).
+        """
+        raise NotImplementedError  # pragma: no cover - overridden
+
+    def blanket_profile(
+        self, n: int, eps: np.ndarray, *, lower_side: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The end-point pair's blanket delta(eps), the worst pair of inputs
+        (docs/blanket-continuous.md §3): ``pld.shuffling.blanket.continuous_profile_bounds``."""
+        from pld.shuffling.blanket import continuous_profile_bounds
+
+        return continuous_profile_bounds(self.blanket_law(), n, eps)
+
+    def quick_blanket_upper(self, n: int, eps: np.ndarray) -> np.ndarray:
+        """Upper values one eps at a time, ascending, up to the first below ``CONTINUOUS_FLOOR``.
+
+        The profile is non-increasing: past a value refused as too costly (very large
+        eps) the last value is kept, a valid upper value.
+        """
+        from pld.engine import BudgetError
+        from pld.shuffling.blanket import continuous_profile_bounds
+
+        law = self.blanket_law()
+        upper = np.ones(eps.size)
+        for index, value in enumerate(eps):
+            try:
+                upper[index] = continuous_profile_bounds(law, n, np.array([value]))[1][0]
+            except BudgetError:
+                if index == 0:
+                    raise
+                upper[index:] = upper[index - 1]
+                break
+            if upper[index] <= CONTINUOUS_FLOOR:
+                upper[index:] = upper[index]
+                break
+        return upper
+
+    def local_mechanism(self, loss_grid_step: float | None = None) -> PLD | None:
+        """The local randomizer's own PLD, a valid bound on the shuffled protocol for every n.
+
+        The shuffled view of two neighbouring datasets is a post-processing of the
+        target's report alone (the other reports do not depend on the target's input),
+        so the local mechanism's privacy-loss distribution dominates the protocol's.
+        """
+        raise NotImplementedError  # pragma: no cover - overridden
 
 
 def _interval(low: object, high: object) -> tuple[float, float]:
@@ -33,7 +111,7 @@ def _interval(low: object, high: object) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class GaussianRandomizer(Randomizer):
+class GaussianRandomizer(_Interval):
     """``R(x) = N(x, sigma^2)`` for inputs ``x`` in ``[low, high]``.
 
     Attributes
@@ -49,11 +127,6 @@ class GaussianRandomizer(Randomizer):
     high: float = 1.0
 
     @property
-    def sensitivity(self) -> float:
-        """``high - low``: the largest distance between two inputs."""
-        return self.high - self.low
-
-    @property
     def eps0(self) -> float:
         """Local epsilon: ``inf`` (the Gaussian likelihood ratio is unbounded)."""
         return math.inf
@@ -63,9 +136,83 @@ class GaussianRandomizer(Randomizer):
         """``gamma = 2 Phi(-(high - low) / (2 sigma))``."""
         return float(2.0 * ndtr(-self.sensitivity / (2.0 * self.sigma)))
 
+    def blanket_law(self) -> VLaw:
+        """``V = e^{k U}``, ``k = (high - low) / sigma`` (docs/blanket-continuous.md §2)."""
+        from pld.shuffling.blanket import gaussian_law
+
+        return gaussian_law(self.sensitivity / self.sigma, self.blanket_mass)
+
+    def local_mechanism(self, loss_grid_step: float | None = None) -> PLD:
+        """The Gaussian mechanism with sensitivity ``high - low`` and noise ``sigma``."""
+        from pld.central import gaussian
+
+        return gaussian(self.sigma, sensitivity=self.sensitivity, loss_grid_step=loss_grid_step)
+
+    def blanket_usable(self, n: int) -> bool:
+        """Whether the best-of analysis evaluates the blanket bound (else: the local mechanism).
+
+        Only for ``(high - low) / sigma <= BEST_MAX_RATIO`` (below, the law of a term
+        spans so many orders of magnitude that the evaluation takes minutes) and where
+        the blanket profile can be evaluated at eps = 0.
+        """
+        from pld.engine import BudgetError
+        from pld.shuffling.blanket import BEST_MAX_RATIO, NoBlanketError, continuous_profile_bounds
+
+        if self.sensitivity / self.sigma > BEST_MAX_RATIO:
+            return False
+        try:
+            continuous_profile_bounds(self.blanket_law(), n, np.zeros(1))
+        except (BudgetError, NoBlanketError):
+            return False
+        return True
+
+    def shuffle_profiles(
+        self, n: int, eps: np.ndarray, analysis: str, *, lower_side: bool = True
+    ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+        """``"best"``: the blanket profile (held past a refused value) and the local
+        mechanism's (``pld.shuffling.blanket.best_profile_components``)."""
+        if analysis != "best":
+            return super().shuffle_profiles(n, eps, analysis, lower_side=lower_side)
+        from pld.shuffling.blanket import LOCAL_LOSS_STEP, best_profile_components
+
+        local = self.local_mechanism(LOCAL_LOSS_STEP)
+        return best_profile_components(
+            self.blanket_law(), n, eps, local, chernoff_only=not lower_side
+        )
+
+    def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:
+        """``"best"``: Chernoff upper values of the minimum with the local mechanism."""
+        if analysis != "best":
+            return super().quick_profile_upper(n, eps, analysis)
+        from pld.shuffling.blanket import LOCAL_LOSS_STEP, best_profile_bounds
+
+        local = self.local_mechanism(LOCAL_LOSS_STEP)
+        law = self.blanket_law()
+        return best_profile_bounds(law, n, eps, local, floor=CONTINUOUS_FLOOR, chernoff_only=True)[
+            1
+        ]
+
+    def shuffled_pld(self, n: int, analysis: str, loss_grid_step: float | None) -> PLD | None:
+        """``"best"`` where the blanket bound cannot be evaluated (tiny blanket mass, or
+        beyond its grid limits): the local Gaussian mechanism's own PLD, valid and exact."""
+        direct = super().shuffled_pld(n, analysis, loss_grid_step)
+        if direct is None and analysis == "best" and not self.blanket_usable(n):
+            return self.local_mechanism(loss_grid_step)
+        return direct
+
+    def observer(self, n: int, loss_grid_step: float | None = None) -> PLD:
+        """The sum of all reports, ``N(sum x_i, n sigma^2)``: the Gaussian mechanism with
+        sensitivity ``high - low`` and noise ``sigma sqrt(n)``, for every choice of the
+        other inputs (a post-processing of the shuffled reports)."""
+        from pld.central import gaussian
+
+        return gaussian(
+            self.sigma * math.sqrt(n), sensitivity=self.sensitivity, loss_grid_step=loss_grid_step
+        )
+
 
 @dataclass(frozen=True)
-class LaplaceRandomizer(Randomizer):
+class LaplaceRandomizer(_Interval):
     """``R(x)``: density ``exp(-|y - x| / b) / (2 b)`` (b = scale), ``x`` in ``[low, high]``.
 
     Attributes
@@ -81,11 +228,6 @@ class LaplaceRandomizer(Randomizer):
     high: float = 1.0
 
     @property
-    def sensitivity(self) -> float:
-        """``high - low``: the largest distance between two inputs."""
-        return self.high - self.low
-
-    @property
     def eps0(self) -> float:
         """Local epsilon ``(high - low) / scale`` (nats)."""
         return self.sensitivity / self.scale
@@ -94,6 +236,36 @@ class LaplaceRandomizer(Randomizer):
     def blanket_mass(self) -> float:
         """``gamma = exp(-(high - low) / (2 scale))``."""
         return math.exp(-self.sensitivity / (2.0 * self.scale))
+
+    def blanket_law(self) -> VLaw:
+        """``V = e^{2 min(U, a) / b}`` with an atom at ``e^{Delta / b}``
+        (docs/blanket-continuous.md §2)."""
+        from pld.shuffling.blanket import laplace_law
+
+        return laplace_law(self.sensitivity / self.scale, self.blanket_mass)
+
+    def local_mechanism(self, loss_grid_step: float | None = None) -> PLD | None:
+        """The Laplace mechanism with scale ``b``; None if ``(high - low) / b > 50``."""
+        if self.eps0 > MAX_EPS0:
+            return None
+        from pld.central import laplace
+
+        return laplace(self.scale, self.sensitivity, loss_grid_step=loss_grid_step)
+
+    def observer(self, n: int, loss_grid_step: float | None = None) -> PLD:
+        """The number of reports above a threshold: one user at ``high`` versus ``low``,
+        everybody else at ``low`` (``pld.shuffling.observer.laplace_count_pmfs``)."""
+        from pld.distribution import from_pmfs
+        from pld.shuffling import laplace_count_pmfs
+
+        log_p, log_q, outside = laplace_count_pmfs(self.scale, self.sensitivity, n)
+        return from_pmfs(
+            log_p,
+            log_q,
+            loss_grid_step=loss_grid_step,
+            truncated_mass_p=outside,
+            truncated_mass_q=outside,
+        )
 
 
 def gaussian(sigma: float, low: float = 0.0, high: float = 1.0) -> GaussianRandomizer:

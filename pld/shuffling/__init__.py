@@ -6,7 +6,8 @@
   (finite and continuous);
 * :mod:`pld.shuffling.checkin`: shuffled and distributed check-in;
 * :func:`shuffle` (:mod:`pld.shuffling.shuffler`): a specific randomizer shuffled, the best
-  of the valid analyses; :func:`shuffle_observer`: the protocol's lower bound.
+  of the valid analyses (:mod:`pld.shuffling.shuffler`); :func:`shuffle_observer`: the
+  protocol's lower bound (:mod:`pld.shuffling.observer`).
 
 Names are imported lazily.
 """
@@ -17,9 +18,13 @@ from pld._lazy import lazy_exports
 
 _EXPORTS = {
     "shuffle": "pld.shuffling.shuffler",
-    "shuffle_observer": "pld.shuffling.shuffler",
+    "shuffle_observer": "pld.shuffling.observer",
     "ANALYSES": "pld.shuffling.shuffler",
     "profile_bounds": "pld.shuffling.shuffler",
+    "DEFAULT_NUM_POINTS": "pld.shuffling.shuffler",
+    "observer_pmfs": "pld.shuffling.observer",
+    "finite_observer": "pld.shuffling.observer",
+    "laplace_count_pmfs": "pld.shuffling.observer",
 }
 
 __all__ = sorted(_EXPORTS)

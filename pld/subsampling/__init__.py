@@ -23,6 +23,8 @@ _EXPORTS = {
     "subsampled_gaussian": "pld.subsampling.subsampled_gaussian_mechanism",
     "base_curves": "pld.subsampling.mixture",
     "kink_reach": "pld.subsampling.mixture",
+    "chi_square": "pld.subsampling.mixture",
+    "subsampled_loss_std": "pld.subsampling.mixture",
 }
 
 __all__ = sorted(_EXPORTS)

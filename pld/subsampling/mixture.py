@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pld.distribution import tail_sums
+from pld.numerics import UNIT_ROUNDOFF
 
 if TYPE_CHECKING:  # pragma: no cover
     from pld.distribution import PLD
 
 #: Unit round-off of float64 and of long double.
-UNIT = float(np.finfo(np.float64).eps)
+UNIT = 2 * UNIT_ROUNDOFF
 LONGUNIT = float(np.finfo(np.longdouble).eps)
 
 
@@ -192,3 +193,29 @@ def kink_reach(curves: list[Curve], rate: float) -> float:
             if extreme > 0:
                 reach = max(reach, float(np.logaddexp(log_rest, log_rate + extreme)))
     return reach
+
+
+def chi_square(base: PLD) -> float:
+    """``chi^2(P || Q) = E_Q[(P/Q - 1)^2]`` of a base's upper atoms (finite losses), nats-free.
+
+    The largest over the base's directions; each term ``m (e^l - 1)^2 e^-l`` is
+    non-negative, so the sum has no cancellation.
+    """
+    total = 0.0
+    for atoms in base.atoms("upper"):
+        finite = np.isfinite(atoms.loss) & (atoms.mass > 0)
+        loss = atoms.loss[finite]
+        total = max(total, float(np.sum(atoms.mass[finite] * np.expm1(loss) ** 2 * np.exp(-loss))))
+    return total
+
+
+def subsampled_loss_std(base: PLD, rate: float) -> float:
+    """Estimated standard deviation (nats) of the loss of a mixture at ``rate``, for default grids.
+
+    With likelihood ratio ``R = e^L`` of the base, the mixture's ratio is
+    ``1 + rate (R - 1)``, so its loss is ``~ rate (R - 1)`` and its standard deviation
+    ``rate sqrt(chi^2)`` (:func:`chi_square`), to first order in the rate; every
+    subsampling (Poisson, fixed size, check-in's count mixture) chooses its default
+    grid from it.
+    """
+    return rate * math.sqrt(chi_square(base))

@@ -69,7 +69,7 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_bounds, from_pmfs, pair_from_hull, profile_hull, refinable
 from pld.engine import choose_loss_grid_step
-from pld.subsampling.mixture import Curve, base_curves, branches, kink_reach
+from pld.subsampling.mixture import Curve, base_curves, branches, kink_reach, subsampled_loss_std
 
 #: Most points of the eps grid; beyond it the grid's spacing becomes a multiple
 #: of ``loss_grid_step``.
@@ -93,25 +93,9 @@ def _check_base(base: object) -> PLD:
     return base
 
 
-def _subsampled_loss_std(base: PLD, rate: float) -> float:
-    """Standard deviation (nats) of the loss ``log(1 - q + q e^l)`` of the mixture pair."""
-    stds = []
-    for atoms in base.atoms("upper"):
-        loss = np.asarray(atoms.loss, dtype=np.float64)
-        with np.errstate(over="ignore"):
-            mixed = np.logaddexp(math.log1p(-rate) if rate < 1 else -np.inf, math.log(rate) + loss)
-            weight = atoms.mass * (rate + (1 - rate) * np.exp(-loss))
-        keep = np.isfinite(mixed) & (weight > 0)
-        if not np.any(keep):
-            continue
-        mean = np.average(mixed[keep], weights=weight[keep])
-        stds.append(math.sqrt(np.average((mixed[keep] - mean) ** 2, weights=weight[keep])))
-    return max(stds, default=0.0)
-
-
 def _default_step(base: PLD, rate: float, loss_grid_step: float | None) -> float:
     if loss_grid_step is None:
-        loss_grid_step = choose_loss_grid_step(_subsampled_loss_std(base, rate))
+        loss_grid_step = choose_loss_grid_step(subsampled_loss_std(base, rate))
     return validation.loss_grid_step(loss_grid_step)
 
 

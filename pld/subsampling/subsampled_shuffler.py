@@ -81,7 +81,14 @@ from pld.distribution import (
     refinable,
 )
 from pld.engine import MIN_LOSS_GRID_STEP, choose_loss_grid_step
-from pld.subsampling.mixture import Curve, base_curves, branches, curve_from_atoms, kink_reach
+from pld.subsampling.mixture import (
+    Curve,
+    base_curves,
+    branches,
+    curve_from_atoms,
+    kink_reach,
+    subsampled_loss_std,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -90,8 +97,8 @@ _LOGGER = logging.getLogger(__name__)
 MAX_NUM_POINTS = 2**18 + 1
 
 #: Default loss grid: this many steps per standard deviation of the subsampled
-#: loss (estimated by :func:`_subsampled_loss_std`). Measured: meets a 1 % bracket
-#: on eps(1e-6) after 1000 rounds of subsampled clones (rates 0.01-0.05) on the
+#: loss (estimated by :func:`pld.subsampling.mixture.subsampled_loss_std`). Measured: meets a 1 %
+#: bracket on eps(1e-6) after 1000 rounds of subsampled clones (rates 0.01-0.05) on the
 #: first grid; queries refine further when asked (:mod:`pld.distribution.refinement`).
 SUBSAMPLED_STEPS_PER_STD = 16
 
@@ -220,24 +227,6 @@ def _profile(curves: list[Curve], rate: float, grid: np.ndarray, side: str) -> n
         bounded = values + errors if side == "upper" else values - errors
         result = np.maximum(result, np.max(bounded, axis=0))
     return np.clip(result, 0, 1)
-
-
-def _subsampled_loss_std(curves: list[Curve], rate: float) -> float:
-    """Standard deviation (nats) of the subsampled loss, to first order in the rate.
-
-    With likelihood ratio ``R = e^L`` of the base, the subsampled ratio is
-    ``1 + rate (R - 1)``, so the subsampled loss is ``~ rate (R - 1)`` and its
-    standard deviation under Q is ``rate sqrt(E_Q[(R - 1)^2]) = rate sqrt(E_P[R] - 1)``
-    (the chi-square divergence), over the finite atoms; the larger direction counts.
-    """
-    spread = 0.0
-    for curve in curves:
-        if curve.loss.size == 0:
-            continue
-        mass = -np.diff(curve.p_tail.astype(np.float64))
-        chi_square = float(np.sum(mass * np.expm1(curve.loss)))
-        spread = max(spread, rate * math.sqrt(max(chi_square, 0.0)))
-    return spread
 
 
 def _aligned_grid(reach: float, step: float, multiple: int) -> np.ndarray:
@@ -425,8 +414,8 @@ def subsample(
         Spacing of the engine's loss grid for the result (nats). Default:
         ``pld.engine.choose_loss_grid_step`` with ``SUBSAMPLED_STEPS_PER_STD`` steps per
         standard deviation of the subsampled loss (about ``rate`` times the base's
-        spread, :func:`_subsampled_loss_std`), so it follows the rate. Independent
-        of the base's.
+        spread, :func:`pld.subsampling.mixture.subsampled_loss_std`), so it follows the rate.
+        Independent of the base's.
 
     Returns
     -------
@@ -452,9 +441,7 @@ def subsample(
     upper_curves = base_curves(base, "upper")
     step = loss_grid_step
     if step is None:
-        step = choose_loss_grid_step(
-            _subsampled_loss_std(upper_curves, rate), SUBSAMPLED_STEPS_PER_STD
-        )
+        step = choose_loss_grid_step(subsampled_loss_std(base, rate), SUBSAMPLED_STEPS_PER_STD)
     if eps_grid is not None:
         if num_points is not None:
             raise ValueError("give eps_grid or num_points, not both")

@@ -18,6 +18,7 @@ import pytest
 import pld
 from pld.engine import fft, kernels, mgf
 from pld.engine.tails import _ends, _rates
+from pld.numerics import UNIT_ROUNDOFF
 
 mpmath.mp.dps = 40
 
@@ -146,7 +147,7 @@ def test_blocked_log_mgf_within_margin(sign):
     assert np.count_nonzero(masses) * t.size > mgf._MGF_DIRECT
     values = mgf._log_mgf_numpy(masses, offset, step, t)
     span = np.abs(t) * step * (abs(offset) + masses.size)
-    margins = mgf.log_mgf_rounding(masses.size, span) + 2 * kernels._UNIT_ROUNDOFF * np.abs(values)
+    margins = mgf.log_mgf_rounding(masses.size, span) + 2 * UNIT_ROUNDOFF * np.abs(values)
     for value, margin, rate in zip(values, margins, t, strict=True):
         terms = [
             mpmath.mpf(float(m)) * mpmath.exp(mpmath.mpf(float(rate)) * (offset + j) * step)
@@ -197,7 +198,7 @@ def test_blocked_log_mgf_within_margin_at_large_rates(rate):
     ]
     exact = float(mpmath.log(mpmath.fsum(terms)))
     assert math.isfinite(value)
-    assert abs(value - exact) <= margin + kernels._UNIT_ROUNDOFF * abs(exact)
+    assert abs(value - exact) <= margin + UNIT_ROUNDOFF * abs(exact)
 
 
 def _smooth(n: int) -> bool:
@@ -252,7 +253,7 @@ def test_log_mgf_paths_agree_within_margin(rate):
     blocked = mgf._log_mgf_blocked(masses, float(offset), step, t)[0]
     span = abs(rate) * step * (abs(offset) + masses.size)
     margin = float(mgf.log_mgf_rounding(masses.size, np.array([span]))[0])
-    assert abs(lse - blocked) <= 2 * margin + 4 * kernels._UNIT_ROUNDOFF * abs(lse)
+    assert abs(lse - blocked) <= 2 * margin + 4 * UNIT_ROUNDOFF * abs(lse)
 
 
 @pytest.mark.parametrize("size", [3000, 25_000])
@@ -290,7 +291,7 @@ def test_log_mgf_of_many_factors_within_margin():
     for (masses, offset), row in zip(factors, values, strict=True):
         alone = mgf.log_mgf(masses, offset, step, t)
         span = np.abs(t) * step * (abs(offset) + masses.size)
-        margin = mgf.log_mgf_rounding(masses.size, span) + kernels._UNIT_ROUNDOFF * np.abs(alone)
+        margin = mgf.log_mgf_rounding(masses.size, span) + UNIT_ROUNDOFF * np.abs(alone)
         assert np.all(np.abs(row - alone) <= 2 * margin)
     masses, offset = factors[1]
     for k in (0, 19, 39):
@@ -305,7 +306,7 @@ def test_log_mgf_of_many_factors_within_margin():
                 masses.size, np.array([abs(t[k]) * step * (abs(offset) + masses.size)])
             )[0]
         )
-        assert abs(values[1, k] - exact) <= margin + kernels._UNIT_ROUNDOFF * abs(exact)
+        assert abs(values[1, k] - exact) <= margin + UNIT_ROUNDOFF * abs(exact)
 
 
 def test_contraction_carries_meeting_on_a_grid_point():

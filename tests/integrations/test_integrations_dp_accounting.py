@@ -20,11 +20,11 @@ import pytest
 
 import pld
 from pld.central.gaussian_mechanism import gaussian_delta
+from pld.numerics import UNIT_ROUNDOFF
 
 privacy_loss_distribution = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
 from pld.integrations.dp_accounting import from_dp_accounting, to_dp_accounting  # noqa: E402
 
-UNIT_ROUNDOFF = 2.0**-53
 EPS = np.linspace(-0.5, 3.0, 36)
 
 

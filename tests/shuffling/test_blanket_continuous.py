@@ -20,7 +20,12 @@ from scipy.stats import laplace, norm
 
 import pld
 from pld.central.gaussian_mechanism import gaussian_delta
-from pld.shuffling.blanket.continuous import continuous_profile_bounds, observer
+from pld.shuffling import blanket
+
+
+def continuous_profile_bounds(randomizer, n, eps, **options):
+    """The blanket profile of a continuous randomizer, from its blanket law."""
+    return blanket.continuous_profile_bounds(randomizer.blanket_law(), n, eps, **options)
 
 
 class _Blanket:
@@ -340,14 +345,14 @@ def test_monotone_in_eps_and_n(randomizer):
 def test_observer_lower_bracket_below_the_blanket_upper_bound(randomizer, n):
     eps = np.linspace(0.0, 1.0, 21) / math.sqrt(n) * (3 if n > 1 else 1)
     _, upper = continuous_profile_bounds(randomizer, n, eps)
-    low, _ = observer(randomizer, n).delta_bounds(eps)
+    low, _ = pld.shuffle_observer(randomizer, n).delta_bounds(eps)
     assert np.all(low <= upper + 1e-15)
 
 
 def test_gaussian_observer_is_the_sum_of_reports():
     sigma, n = 9.48, 1000
     eps = np.array([0.001, 0.01])
-    low, high = observer(pld.randomizers.gaussian(sigma), n).delta_bounds(eps)
+    low, high = pld.shuffle_observer(pld.randomizers.gaussian(sigma), n).delta_bounds(eps)
     truth = gaussian_delta(eps, sigma * math.sqrt(n))
     assert np.all(low <= truth) and np.all(truth <= high)
 
@@ -381,7 +386,7 @@ def test_large_n_bracket_is_tight():
             ),
             "grid",
         ),
-        (lambda: continuous_profile_bounds("gaussian", 10, [0.1]), "randomizer"),
+        (lambda: pld.shuffling.profile_bounds("gaussian", 10, [0.1]), "randomizer"),
         (
             lambda: continuous_profile_bounds(pld.randomizers.gaussian(1e-3), 10, [0.1]),
             "almost no blanket",
@@ -390,8 +395,8 @@ def test_large_n_bracket_is_tight():
             lambda: continuous_profile_bounds(pld.randomizers.laplace(1e-3), 10, [0.1]),
             "almost no blanket",
         ),
-        (lambda: observer("laplace", 10), "randomizer"),
-        (lambda: observer(pld.randomizers.laplace(1.0), 0), "n must"),
+        (lambda: pld.shuffle_observer("laplace", 10), "randomizer"),
+        (lambda: pld.shuffle_observer(pld.randomizers.laplace(1.0), 0), "n must"),
     ],
 )
 def test_bad_input(call, match):
@@ -422,20 +427,20 @@ def test_tiny_blanket_falls_back_to_the_local_gaussian_mechanism(sigma, n):
 
 
 def test_best_profile_is_the_minimum_of_blanket_and_local_mechanism():
-    from pld.shuffling.blanket.continuous import best_profile_bounds
-
     sigma, n = 2.0, 3
     randomizer = pld.randomizers.gaussian(sigma)
     eps = np.array([0.1, 1.0, 3.0])
-    lower, upper = best_profile_bounds(randomizer, n, eps)
-    blanket = continuous_profile_bounds(randomizer, n, eps)
-    local = pld.gaussian(sigma, loss_grid_step=1e-3).delta_bounds(eps)
-    np.testing.assert_array_equal(upper, np.minimum(blanket[1], local[1]))
-    np.testing.assert_array_equal(lower, np.minimum(blanket[0], local[0]))
+    local = randomizer.local_mechanism(blanket.LOCAL_LOSS_STEP)
+    lower, upper = blanket.best_profile_bounds(randomizer.blanket_law(), n, eps, local)
+    blanket_bounds = continuous_profile_bounds(randomizer, n, eps)
+    local_bounds = pld.gaussian(sigma, loss_grid_step=1e-3).delta_bounds(eps)
+    np.testing.assert_array_equal(upper, np.minimum(blanket_bounds[1], local_bounds[1]))
+    np.testing.assert_array_equal(lower, np.minimum(blanket_bounds[0], local_bounds[0]))
     assert np.all(upper <= gaussian_delta(eps, sigma) * (1 + 1e-9) + 1e-15)
     # From the first value at the floor on, that value is held (non-increasing).
-    held = best_profile_bounds(randomizer, n, eps, floor=0.5)
-    np.testing.assert_array_equal(held[1], np.full(3, min(blanket[1][0], local[1][0])))
+    held = blanket.best_profile_bounds(randomizer.blanket_law(), n, eps, local, floor=0.5)
+    first = min(blanket_bounds[1][0], local_bounds[1][0])
+    np.testing.assert_array_equal(held[1], np.full(3, first))
 
 
 def test_best_shuffle_gaussian_is_within_eight_percent_of_the_protocol_lower_bound():

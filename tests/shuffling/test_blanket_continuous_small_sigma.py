@@ -22,9 +22,14 @@ from scipy.stats import norm
 
 import pld
 from pld.central.gaussian_mechanism import gaussian_delta
-from pld.shuffling.blanket.continuous import continuous_profile_bounds, observer
+from pld.shuffling import blanket
 from pld.shuffling.blanket.continuous_sum import positive_part_mean
 from tests.shuffling.test_blanket_continuous import _gaussian_truth
+
+
+def continuous_profile_bounds(randomizer, n, eps, **options):
+    """The blanket profile of a continuous randomizer, from its blanket law."""
+    return blanket.continuous_profile_bounds(randomizer.blanket_law(), n, eps, **options)
 
 
 @pytest.mark.parametrize("sigma", [0.3, 0.5, 1.0])
@@ -115,7 +120,7 @@ def test_observer_lower_bound_below_and_local_mechanism_above(sigma, n):
     eps = np.linspace(0.0, 3.0, 6) / math.sqrt(n) * 3
     lower, upper = continuous_profile_bounds(randomizer, n, eps)
     assert np.all(lower <= upper)
-    observed = observer(randomizer, n).delta_bounds(eps)[0]
+    observed = pld.shuffle_observer(randomizer, n).delta_bounds(eps)[0]
     assert np.all(observed <= upper + 1e-15)
     # (sum)_+ <= sum of positive parts: eq. (1) is at most the local hockey stick.
     assert np.all(upper <= gaussian_delta(eps, sigma) * (1 + 1e-3) + 1e-15)
@@ -143,7 +148,7 @@ def test_property_bracket_between_observer_and_local(sigma, n, eps):
     lower, upper = continuous_profile_bounds(randomizer, n, [eps])
     assert 0.0 <= lower[0] <= upper[0] <= 1.0
     assert upper[0] <= gaussian_delta(np.array([eps]), sigma)[0] * (1 + 1e-3) + 1e-15
-    assert observer(randomizer, n).delta_bounds([eps])[0][0] <= upper[0] + 1e-15
+    assert pld.shuffle_observer(randomizer, n).delta_bounds([eps])[0][0] <= upper[0] + 1e-15
 
 
 @pytest.mark.slow

@@ -2,9 +2,15 @@
 
 * finite randomizers: :mod:`pld.shuffling.blanket.finite` (exact enumeration, or the
   smoothed characteristic-function evaluator of :mod:`pld.shuffling.blanket.smooth`);
-* continuous randomizers (Gaussian, Laplace on an interval):
-  :mod:`pld.shuffling.blanket.continuous` with its lattice sum evaluator
-  :mod:`pld.shuffling.blanket.continuous_sum`.
+* continuous randomizers (Gaussian, Laplace on an interval): the law of their blanket
+  ratio (:mod:`pld.shuffling.blanket.continuous_law`), one term on a lattice
+  (:mod:`pld.shuffling.blanket.continuous_terms`), the tilted lattice sum
+  (:mod:`pld.shuffling.blanket.continuous_sum`) and the profile
+  (:mod:`pld.shuffling.blanket.continuous`).
+
+The evaluators take the randomizer's blanket description (classes of a finite
+randomizer, the law of a continuous one), never a randomizer: the randomizer classes
+(:mod:`pld.randomizers`) call them.
 
 Names are imported lazily.
 """
@@ -16,12 +22,17 @@ from pld._lazy import lazy_exports
 _EXPORTS = {
     "positive_part_bounds": "pld.shuffling.blanket.finite",
     "chernoff_upper": "pld.shuffling.blanket.finite",
+    "finite_profile_bounds": "pld.shuffling.blanket.finite",
+    "finite_quick_upper": "pld.shuffling.blanket.finite",
     "continuous_profile_bounds": "pld.shuffling.blanket.continuous",
     "best_profile_bounds": "pld.shuffling.blanket.continuous",
     "best_profile_components": "pld.shuffling.blanket.continuous",
-    "blanket_available": "pld.shuffling.blanket.continuous",
-    "local_mechanism": "pld.shuffling.blanket.continuous",
-    "observer": "pld.shuffling.blanket.continuous",
+    "BEST_MAX_RATIO": "pld.shuffling.blanket.continuous",
+    "LOCAL_LOSS_STEP": "pld.shuffling.blanket.continuous",
+    "VLaw": "pld.shuffling.blanket.continuous_law",
+    "gaussian_law": "pld.shuffling.blanket.continuous_law",
+    "laplace_law": "pld.shuffling.blanket.continuous_law",
+    "NoBlanketError": "pld.shuffling.blanket.continuous_law",
 }
 
 __all__ = sorted(_EXPORTS)

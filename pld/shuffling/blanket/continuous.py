@@ -31,15 +31,14 @@ for the supremum over all pairs.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import ndtr
 
 from pld import validation
-from pld.distribution import refinable
-from pld.numerics import binomial as binom
-from pld.randomizers import GaussianRandomizer, LaplaceRandomizer, Randomizer
-from pld.shuffling.blanket.continuous_law import VLaw, check_type, v_law
+from pld.engine import BudgetError
+from pld.shuffling.blanket.continuous_law import VLaw
 from pld.shuffling.blanket.continuous_sum import (
     FourierNodesError,
     positive_part_mean,
@@ -54,6 +53,9 @@ from pld.shuffling.blanket.continuous_terms import (
     lattice,
     negative_part,
 )
+
+if TYPE_CHECKING:
+    from pld.distribution import PLD
 
 #: Grid steps per standard deviation of the bulk of ``V`` (:func:`default_grid_step`).
 STEPS_PER_STD = 64
@@ -89,7 +91,7 @@ _NEGLIGIBLE_DELTA = 1e-19
 _ALIGN_ATOM = 1e-6
 #: Loss grid step (nats) of the local mechanism's PLD in :func:`best_profile_bounds`
 #: (its bracket there is ~1e-4 relative or better, and it builds in milliseconds).
-_LOCAL_LOSS_STEP = 1e-3
+LOCAL_LOSS_STEP = 1e-3
 
 
 def _check_eps(eps: object) -> np.ndarray:
@@ -99,13 +101,13 @@ def _check_eps(eps: object) -> np.ndarray:
     return values
 
 
-def default_grid_step(randomizer: Randomizer) -> float:
+def default_grid_step(law: VLaw) -> float:
     """Lattice step for ``Z / gamma``: the deviation of ``V``'s bulk over ``STEPS_PER_STD``.
 
     The bulk is ``V`` below its ``1 - BULK_TAIL`` quantile: for small noise the
     full variance of ``V`` (log-normal tails) is set by values that almost never occur.
     """
-    return v_law(randomizer).bulk_deviation() / STEPS_PER_STD
+    return law.bulk_deviation() / STEPS_PER_STD
 
 
 def _cut_for(law: VLaw, n: int, alpha: float, t: float, largest: float, target: float) -> float:
@@ -130,7 +132,7 @@ def _cut_for(law: VLaw, n: int, alpha: float, t: float, largest: float, target: 
 
 
 def continuous_profile_bounds(
-    randomizer: Randomizer,
+    law: VLaw,
     n: int,
     eps: np.ndarray,
     *,
@@ -154,8 +156,8 @@ def continuous_profile_bounds(
 
     Parameters
     ----------
-    randomizer : GaussianRandomizer or LaplaceRandomizer
-        From :func:`pld.randomizers.gaussian` or :func:`pld.randomizers.laplace`.
+    law : VLaw
+        The blanket law of the randomizer (``GaussianRandomizer.blanket_law()``, ...).
     n : int
         Number of users, >= 1.
     eps : array_like
@@ -182,16 +184,15 @@ def continuous_profile_bounds(
         On bad input, or if one eps needs more than ``MAX_CELLS`` cells (then
         increase ``grid_step``).
     """
-    law = v_law(randomizer)
     n = validation.integer_at_least("n", n, 1)
     eps = _check_eps(eps)
-    step = default_grid_step(randomizer) if grid_step is None else grid_step
+    step = default_grid_step(law) if grid_step is None else grid_step
     step = validation.positive("grid_step", step)
     lower = np.zeros(eps.shape[0])
     upper = np.zeros(eps.shape[0])
     smallest = _REACH_SDS * law.bulk_deviation()
     if 2 * smallest / step > MAX_CELLS:
-        raise ValueError(
+        raise BudgetError(
             f"grid_step = {step:g} is too small: a term's core needs about "
             f"{2 * smallest / step:.3g} lattice cells (limit {MAX_CELLS}); increase grid_step"
         )
@@ -279,56 +280,11 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
     return lower, upper, remainder if not saturated else 0.0, failed
 
 
-def local_mechanism(randomizer: Randomizer, loss_grid_step: float | None = None):
-    """The local randomizer's own PLD, a valid bound on the shuffled protocol for every n.
-
-    The shuffled view of two neighbouring datasets is a post-processing of the
-    target's report alone (the other reports do not depend on the target's input),
-    so the local mechanism's privacy-loss distribution dominates the protocol's:
-    the Gaussian mechanism with sensitivity ``high - low`` and noise ``sigma``
-    (:func:`pld.gaussian`), or the Laplace mechanism with scale ``b`` (:func:`pld.laplace`,
-    which needs ``(high - low) / b <= 50``).
-
-    Returns
-    -------
-    PLD or None
-        None for a Laplace randomizer with ``(high - low) / b > 50``.
-    """
-    check_type(randomizer)
-    if isinstance(randomizer, GaussianRandomizer):
-        from pld.central import gaussian
-
-        return gaussian(
-            randomizer.sigma, sensitivity=randomizer.sensitivity, loss_grid_step=loss_grid_step
-        )
-    if randomizer.eps0 > 50.0:
-        return None
-    from pld.central import laplace
-
-    return laplace(randomizer.scale, randomizer.sensitivity, loss_grid_step=loss_grid_step)
-
-
-def blanket_available(randomizer: Randomizer, n: int) -> bool:
-    """Whether ``pld.shuffle``'s default uses the blanket bound of a Gaussian randomizer.
-
-    Only for ``(high - low) / sigma <= BEST_MAX_RATIO`` (below, the law of a term
-    spans so many orders of magnitude that the evaluation takes minutes; the local
-    mechanism is then returned), and where :func:`continuous_profile_bounds` evaluates eps = 0.
-    """
-    if isinstance(randomizer, GaussianRandomizer):
-        if randomizer.sensitivity / randomizer.sigma > BEST_MAX_RATIO:
-            return False
-    try:
-        continuous_profile_bounds(randomizer, n, np.zeros(1))
-    except ValueError:
-        return False
-    return True
-
-
 def best_profile_bounds(
-    randomizer: Randomizer,
+    law: VLaw,
     n: int,
     eps: np.ndarray,
+    local: PLD | None,
     *,
     floor: float = 0.0,
     chernoff_only: bool = False,
@@ -336,22 +292,25 @@ def best_profile_bounds(
     """(lower, upper) of ``min(blanket profile, local mechanism's profile)``, never refused.
 
     Both are valid upper profiles of the shuffled protocol (the local one by
-    post-processing, :func:`local_mechanism`), so their minimum is one too. eps
-    values are evaluated in increasing order; from the first one at which the
-    blanket bound is refused by its cost limits (a tiny blanket mass, or a
-    lattice or Fourier grid beyond ``MAX_CELLS`` / ``MAX_NODES``), or at which its
-    upper value is at most ``floor``, the blanket component is replaced by its last
-    upper value (the blanket profile is non-increasing, so this is still a valid
-    upper profile, and the bracket returned is that of the replaced profile), or by
-    1 if there is none.
+    post-processing: the shuffled view is a function of the target's report and of
+    reports that do not depend on the target's input), so their minimum is one too.
+    eps values are evaluated in increasing order; from the first one at which the
+    blanket bound is refused by its cost limits (a lattice or Fourier grid beyond
+    ``MAX_CELLS`` / ``MAX_NODES``), or at which its upper value is at most ``floor``,
+    the blanket component is replaced by its last upper value (the blanket profile is
+    non-increasing, so this is still a valid upper profile, and the bracket returned is
+    that of the replaced profile), or by 1 if there is none.
 
     Parameters
     ----------
-    randomizer : GaussianRandomizer or LaplaceRandomizer
+    law : VLaw
+        The randomizer's blanket law.
     n : int
         Number of users, >= 1.
     eps : array_like
         Values of eps >= 0 (nats).
+    local : PLD or None
+        The local mechanism's own PLD (``Randomizer.local_mechanism``), if it has one.
     floor : float
         Stop evaluating the blanket bound once its upper value is at most this,
         and return the minimum's first upper value at most this for every larger
@@ -365,7 +324,7 @@ def best_profile_bounds(
         Bracket of the minimum profile, in [0, 1].
     """
     components, _ = best_profile_components(
-        randomizer, n, eps, floor=floor, chernoff_only=chernoff_only
+        law, n, eps, local, floor=floor, chernoff_only=chernoff_only
     )
     eps = _check_eps(eps)
     lower = np.minimum.reduce([low for low, _ in components])
@@ -382,9 +341,10 @@ def best_profile_bounds(
 
 
 def best_profile_components(
-    randomizer: Randomizer,
+    law: VLaw,
     n: int,
     eps: np.ndarray,
+    local: PLD | None,
     *,
     floor: float = 0.0,
     chernoff_only: bool = False,
@@ -400,12 +360,7 @@ def best_profile_components(
 
     Parameters
     ----------
-    randomizer : GaussianRandomizer or LaplaceRandomizer
-    n : int
-        Number of users, >= 1.
-    eps : array_like
-        Values of eps >= 0 (nats).
-    floor, chernoff_only
+    law, n, eps, local, floor, chernoff_only
         As in :func:`best_profile_bounds`.
 
     Returns
@@ -415,7 +370,6 @@ def best_profile_components(
     convex : bool
         True when no blanket value was held.
     """
-    check_type(randomizer)
     n = validation.integer_at_least("n", n, 1)
     eps = _check_eps(eps)
     lower = np.ones(eps.shape[0])
@@ -425,92 +379,16 @@ def best_profile_components(
         if held is None:
             try:
                 low, high = continuous_profile_bounds(
-                    randomizer, n, eps[i : i + 1], chernoff_only=chernoff_only
+                    law, n, eps[i : i + 1], chernoff_only=chernoff_only
                 )
                 lower[i], upper[i] = low[0], high[0]
                 if upper[i] <= floor:
                     held = float(upper[i])
                 continue
-            except ValueError:
+            except BudgetError:
                 held = float(np.min(upper))
         lower[i] = upper[i] = held
     components = [(lower, upper)]
-    local = local_mechanism(randomizer, _LOCAL_LOSS_STEP)
     if local is not None:
         components.append(local.delta_bounds(eps, rel_accuracy=1.0))  # no refinement
     return components, held is None
-
-
-def _laplace_count_pair(randomizer: LaplaceRandomizer, n: int) -> tuple[np.ndarray, ...]:
-    """Exact pmfs of the number of reports above a threshold (see :func:`observer`)."""
-    b, delta = randomizer.scale, randomizer.sensitivity
-
-    def survival(s: np.ndarray) -> np.ndarray:
-        return np.where(s >= 0, 0.5 * np.exp(-np.abs(s) / b), 1 - 0.5 * np.exp(-np.abs(s) / b))
-
-    taus = np.linspace(-4 * b, delta + 4 * b, 801)
-    p_low, p_high = survival(taus), survival(taus - delta)
-    snr = (p_high - p_low) / np.sqrt(p_low * (1 - p_low))
-    tau = float(taus[int(np.argmax(snr))])
-    p_low, p_high = float(survival(np.array(tau))), float(survival(np.array(tau - delta)))
-    mean, sd = (n - 1) * p_low, math.sqrt(max((n - 1) * p_low * (1 - p_low), 1.0))
-    first = max(0, math.floor(mean - 40 * sd))
-    last = min(n, math.ceil(mean + 40 * sd) + 1)
-    counts = np.arange(first, last + 1)
-    base = binom.logpmf(counts, n - 1, p_low)
-    shifted = binom.logpmf(counts - 1, n - 1, p_low)
-    log_p = np.logaddexp(math.log1p(-p_high) + base, math.log(p_high) + shifted)
-    log_q = np.logaddexp(math.log1p(-p_low) + base, math.log(p_low) + shifted)
-    outside = float(binom.cdf(first - 2, n - 1, p_low) + binom.sf(last, n - 1, p_low))
-    return log_p, log_q, outside
-
-
-@refinable
-def observer(randomizer: Randomizer, n: int, *, loss_grid_step: float | None = None):
-    """A PLD whose lower bracket, composed, lower-bounds the shuffled protocol's own delta.
-
-    One concrete pair of neighbouring datasets (one user at ``high`` versus
-    ``low``, everybody else at ``low``) seen through a post-processing of the
-    shuffled reports, so its divergence is at most the protocol's:
-
-    * Gaussian: the sum of all reports, ``N(sum x_i, n sigma^2)``: the Gaussian
-      mechanism with sensitivity ``high - low`` and noise ``sigma sqrt(n)``
-      (:func:`pld.gaussian`), for every choice of the other inputs.
-    * Laplace: the number of reports above a threshold ``t`` (chosen to
-      maximise ``(p_high - p_low) / sqrt(p_low (1 - p_low))``), whose law is
-      ``Bin(n - 1, p_low) + Bernoulli(p_x)``, ``p_x = P(x + noise > t)``: exact
-      binomial pmfs, with the mass beyond 40 standard deviations charged.
-
-    Parameters
-    ----------
-    randomizer : GaussianRandomizer or LaplaceRandomizer
-    n : int
-        Number of users, >= 1.
-    loss_grid_step : float, optional
-        Loss grid step in nats (default: the mechanism's default).
-
-    Returns
-    -------
-    PLD
-        Its *lower* bracket (after any composition) is a lower bound on the
-        protocol's delta; its upper bracket only bounds this observer.
-    """
-    from pld.central import gaussian
-    from pld.distribution import from_pmfs
-
-    check_type(randomizer)
-    n = validation.integer_at_least("n", n, 1)
-    if isinstance(randomizer, GaussianRandomizer):
-        return gaussian(
-            randomizer.sigma * math.sqrt(n),
-            sensitivity=randomizer.sensitivity,
-            loss_grid_step=loss_grid_step,
-        )
-    log_p, log_q, outside = _laplace_count_pair(randomizer, n)
-    return from_pmfs(
-        log_p,
-        log_q,
-        loss_grid_step=loss_grid_step,
-        truncated_mass_p=outside,
-        truncated_mass_q=outside,
-    )

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtri_exp, roots_legendre
 
-from pld.randomizers import GaussianRandomizer, LaplaceRandomizer, Randomizer
-
 #: The bulk of ``V``: below its quantile of this upper tail mass.
 BULK_TAIL = 1e-4
 #: Smallest blanket mass accepted (below it, 1 / gamma overflows).
@@ -149,28 +147,44 @@ def gaussian_cells(k: float, lower: np.ndarray, upper: np.ndarray):
     return totals[0], totals[1], totals[2]
 
 
-def v_law(randomizer: Randomizer) -> VLaw:
-    check_type(randomizer)
-    gamma = randomizer.blanket_mass
-    if isinstance(randomizer, GaussianRandomizer):
-        ratio = randomizer.sensitivity / randomizer.sigma
-    else:
-        ratio = randomizer.sensitivity / randomizer.scale
-    if not gamma > _MIN_BLANKET or (isinstance(randomizer, LaplaceRandomizer) and ratio > 700):
-        raise ValueError(
+class NoBlanketError(ValueError):
+    """The randomizer's blanket mass is too small for the blanket analysis to say anything.
+
+    A ``ValueError`` (the randomizer is not a valid input of the blanket evaluation), of
+    its own type so that ``pld.shuffle``'s best-of can fall back to the local mechanism
+    without mistaking bad input for it.
+    """
+
+
+def _checked_blanket(gamma: float, usable: bool) -> float:
+    if not (gamma > _MIN_BLANKET and usable):
+        raise NoBlanketError(
             f"the randomizer has almost no blanket (gamma = {gamma:.3g}: the noise is "
             "negligible against the input interval), so shuffling gives no amplification; "
             "use a larger noise scale (sigma of at least (high - low) / 75, or a Laplace "
             "scale of at least (high - low) / 700)"
         )
-    if isinstance(randomizer, GaussianRandomizer):
-        return VLaw("gaussian", ratio, math.inf, 0.0, gamma)
+    return gamma
+
+
+def gaussian_law(ratio: float, gamma: float) -> VLaw:
+    """``V`` of the Gaussian on an interval: ``ratio = (high - low) / sigma``, blanket ``gamma``.
+
+    Raises
+    ------
+    NoBlanketError
+        If ``gamma`` is below ``1e-300`` (``1 / gamma`` overflows).
+    """
+    return VLaw("gaussian", ratio, math.inf, 0.0, _checked_blanket(gamma, True))
+
+
+def laplace_law(ratio: float, gamma: float) -> VLaw:
+    """``V`` of the Laplace on an interval: ``ratio = (high - low) / b``, blanket ``gamma``.
+
+    Raises
+    ------
+    NoBlanketError
+        If ``gamma`` is below ``1e-300`` or ``ratio`` above 700 (``e^ratio`` overflows).
+    """
+    gamma = _checked_blanket(gamma, ratio <= 700)
     return VLaw("laplace", ratio, math.exp(ratio), gamma, gamma)
-
-
-def check_type(randomizer: object) -> None:
-    if not isinstance(randomizer, (GaussianRandomizer, LaplaceRandomizer)):
-        raise ValueError(
-            "randomizer must be a continuous randomizer from pld.randomizers.gaussian or "
-            f"pld.randomizers.laplace (got {type(randomizer).__name__})"
-        )

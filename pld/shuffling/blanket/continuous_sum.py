@@ -57,15 +57,14 @@ the power by repeated squaring adds ``3u (2n + log2 n)`` relatively (as in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from scipy.special import logsumexp
 
-from pld.engine import fft, spectrum_power
+from pld.engine import BudgetError, fft, spectrum_power
+from pld.numerics import UNIT_ROUNDOFF
+from pld.numerics.iid_sums import ChernoffTails, centring_tilt, chernoff_tails, log_sum_exp
 
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
 _FFT_ERROR_PER_LEVEL = 8.0
 _COMPLEX_PRODUCT_ERROR = 3.0
 #: Bound on the tilted mass beyond the trapezoidal period, per side.
@@ -83,7 +82,7 @@ _KERNEL_REACH = 40.0
 _SKIP_LOG = -700.0
 
 
-class FourierNodesError(ValueError):
+class FourierNodesError(BudgetError):
     """The trapezoidal sum would need more than ``MAX_NODES`` Fourier nodes."""
 
 
@@ -182,12 +181,6 @@ def _plan_length(minimum: int) -> int:
     return 3 * power // 4 if power >= 4 and 3 * power // 4 >= minimum else power
 
 
-def _tilted_mean(log_mass: np.ndarray, z: np.ndarray, theta: float) -> float:
-    log_w = log_mass + theta * z
-    weight = np.exp(log_w - np.max(log_w))
-    return float(np.dot(weight, z) / np.sum(weight))
-
-
 def _choose_theta(
     log_mass: np.ndarray, z: np.ndarray, n: int, tilt_growth: float | None = None
 ) -> float:
@@ -203,16 +196,16 @@ def _choose_theta(
     mean = float(np.dot(weight, z))
     sd = math.sqrt(max(float(np.dot(weight, (z - mean) ** 2)), 1e-300))
     floor = min(4.0, 0.25 * math.sqrt(n)) / (math.sqrt(n) * sd)
-    centre = 0.0 if mean >= 0 else _centring_tilt(log_mass, z, floor)
+    centre = 0.0 if mean >= 0 else centring_tilt(z, log_mass, floor, largest=1e12)
     if centre >= floor:
         return centre
 
     if tilt_growth is None:
         return floor
-    base = _log_sum_exp(log_mass + centre * z)
+    base = float(log_sum_exp(log_mass + centre * z))
 
     def growth(theta: float) -> float:
-        return n * (_log_sum_exp(log_mass + theta * z) - base)
+        return n * (float(log_sum_exp(log_mass + theta * z)) - base)
 
     if growth(floor) <= tilt_growth:
         return floor
@@ -223,62 +216,13 @@ def _choose_theta(
     return low if low > 0 else high
 
 
-def _log_sum_exp(values: np.ndarray) -> float:
-    top = float(np.max(values))
-    return top + math.log(float(np.sum(np.exp(values - top))))
-
-
-def _centring_tilt(log_mass: np.ndarray, z: np.ndarray, floor: float) -> float:
-    """The tilt with tilted mean 0 (the law's mean is negative), or a value above ``floor``."""
-    from scipy.optimize import brentq  # scipy.optimize takes 0.15 s to import
-
-    high = floor
-    while _tilted_mean(log_mass, z, high) < 0 and high < 1e12:
-        high *= 2.0
-    if _tilted_mean(log_mass, z, high) < 0:
-        return high
-    low = high / 2.0 if high > floor else 0.0
-    if _tilted_mean(log_mass, z, low) >= 0:
-        return max(low, floor)
-    return brentq(lambda t: _tilted_mean(log_mass, z, t), low, high, xtol=1e-12 * high)
-
-
-@dataclass(frozen=True)
-class _Chernoff:
-    """Chernoff bounds on the n-fold sum of a lattice law (grid units)."""
-
-    t: np.ndarray
-    log_up: np.ndarray  # n log M(t) for +t
-    log_down: np.ndarray  # n log M(-t)
-    slack: float
-
-    def reach(self, log_target: float) -> tuple[float, float]:
-        """``(a, b)`` with ``mass(s >= a)`` and ``mass(s <= -b)`` both ``<= e^log_target``."""
-        target = log_target - self.slack
-        return (
-            float(np.min((self.log_up - target) / self.t)),
-            float(np.min((self.log_down - target) / self.t)),
-        )
-
-    def outside(self, half: float) -> float:
-        """Bound on ``mass(|s| >= half)``."""
-        up = float(np.min(self.log_up - self.t * half))
-        down = float(np.min(self.log_down - self.t * half))
-        return min(1.0, math.exp(up + self.slack) + math.exp(down + self.slack))
-
-
-def _row_logsumexp(values: np.ndarray) -> np.ndarray:
-    top = np.max(values, axis=1)
-    return top + np.log(np.sum(np.exp(values - top[:, None]), axis=1))
-
-
 def _chernoff(
     index: np.ndarray,
     log_mass: np.ndarray,
     n: int,
     sd: float,
     extra: tuple[np.ndarray, np.ndarray] | None = None,
-) -> _Chernoff:
+) -> ChernoffTails:
     """``mass(s >= a) <= exp(n log M(t) - t a)`` (Markov; any measure), exact per-term MGF.
 
     The engine's bounds (:mod:`pld.engine.tails`) coarsen the pmf, moving atoms
@@ -288,26 +232,24 @@ def _chernoff(
     ``extra``: (index, log_mass) of one more independent term, added exactly.
     """
     t = np.logspace(-2, 3, 31) / (math.sqrt(n) * max(sd, 1.0))
-    slack = n * 64 * _UNIT_ROUNDOFF * math.log2(index.shape[0] + 2)
-    extra_up = extra_down = 0.0
-    if extra is not None:
-        extra_index, extra_log = extra
-        extra_up = _row_logsumexp(extra_log[None, :] + t[:, None] * extra_index[None, :])
-        extra_down = _row_logsumexp(extra_log[None, :] - t[:, None] * extra_index[None, :])
-        slack += 64 * _UNIT_ROUNDOFF * math.log2(extra_index.shape[0] + 2)
     width = max(1, math.ceil(index.shape[0] / _CHERNOFF_BINS))
     if width > 1:  # coarsen, moving every atom outwards (the bound stays valid)
         size = math.ceil(index.shape[0] / width) * width
         padded = np.full(size, -np.inf)
         padded[: index.shape[0]] = log_mass
-        log_mass = logsumexp(padded.reshape(-1, width), axis=1)
+        log_mass = log_sum_exp(padded.reshape(-1, width), axis=1)
         starts = index[0] + width * np.arange(log_mass.shape[0])
         up_points, down_points = starts + width - 1, starts
     else:
         up_points = down_points = index
-    log_up = n * _row_logsumexp(log_mass[None, :] + t[:, None] * up_points[None, :]) + extra_up
-    log_down = n * _row_logsumexp(log_mass[None, :] - t[:, None] * down_points[None, :])
-    return _Chernoff(t, log_up, log_down + extra_down, slack)
+    tails = chernoff_tails(up_points, down_points, log_mass, n, t)
+    if extra is None:
+        return tails
+    extra_index, extra_log = extra
+    once = chernoff_tails(extra_index, extra_index, extra_log, 1, t)
+    return ChernoffTails(
+        t, tails.log_up + once.log_up, tails.log_down + once.log_down, tails.slack + once.slack
+    )
 
 
 def _kernel(omega: np.ndarray, rate: float, step: float) -> np.ndarray:
@@ -415,24 +357,24 @@ def positive_part_mean(
     theta = _choose_theta(log_mass, z, n, tilt_growth)
     rate = theta * step
     log_tilted = log_mass + rate * index
-    log_norm = float(logsumexp(log_tilted))
+    log_norm = float(log_sum_exp(log_tilted))
     log_tilted -= log_norm
     tilted = np.exp(log_tilted)
-    kappa = mass_error + 8 * _UNIT_ROUNDOFF * (
+    kappa = mass_error + 8 * UNIT_ROUNDOFF * (
         2.0 + float(np.max(np.abs(log_tilted[np.isfinite(log_tilted)])))
     )
-    kappa += 4 * _UNIT_ROUNDOFF * math.log2(masses.shape[0] + 1)
+    kappa += 4 * UNIT_ROUNDOFF * math.log2(masses.shape[0] + 1)
     extra_tilted, extra_log_norm, extra_kappa = None, 0.0, 0.0
     if extra_law is not None:
         with np.errstate(divide="ignore"):
             extra_log = np.log(extra_law[1]) + rate * extra_law[0]
-        extra_log_norm = float(logsumexp(extra_log))
+        extra_log_norm = float(log_sum_exp(extra_log))
         extra_log -= extra_log_norm
         extra_tilted = (extra_law[0], np.exp(extra_log))
-        extra_kappa = mass_error + 8 * _UNIT_ROUNDOFF * (
+        extra_kappa = mass_error + 8 * UNIT_ROUNDOFF * (
             2.0 + float(np.max(np.abs(extra_log[np.isfinite(extra_log)])))
         )
-        extra_kappa += 4 * _UNIT_ROUNDOFF * math.log2(extra_law[1].shape[0] + 1)
+        extra_kappa += 4 * UNIT_ROUNDOFF * math.log2(extra_law[1].shape[0] + 1)
 
     centre = float(np.dot(tilted, index))
     deviation = np.abs(index - centre)
@@ -457,7 +399,7 @@ def positive_part_mean(
     peak = 1.0 / (math.e * theta)
     start = nodes_total // 2
     tail_sum = step * (start * r**start / (1 - r) + r ** (start + 1) / (1 - r) ** 2)
-    aliasing = peak * chernoff.outside(start) + tail_sum
+    aliasing = peak * chernoff.outside(start, start) + tail_sum
     total, roundoff, dropped = _trapezoid(
         index,
         tilted,
@@ -500,7 +442,7 @@ def _trapezoid(
     """
     size = index.shape[0]
     mass_sum = float(np.sum(tilted))
-    power_error = _COMPLEX_PRODUCT_ERROR * _UNIT_ROUNDOFF * (2 * n + n.bit_length())
+    power_error = _COMPLEX_PRODUCT_ERROR * UNIT_ROUNDOFF * (2 * n + n.bit_length())
     cutoff = _frequency_cutoff(tilted, n, *moments)
     count = nodes_total // 2 + 1
     if cutoff is not None:
@@ -514,23 +456,23 @@ def _trapezoid(
         length = nodes_total
         folded = np.bincount(index % length, tilted, minlength=length)
         values = np.conj(fft.rfft(folded))  # rfft uses e^{-i omega j}
-        node_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * math.log2(length) * mass_sum
+        node_error = _FFT_ERROR_PER_LEVEL * UNIT_ROUNDOFF * math.log2(length) * mass_sum
         nodes = np.arange(values.shape[0])
         sup_dropped = 0.0
         if extra is not None:
             extra_sum = float(np.sum(extra[1]))
             folded = np.bincount(extra[0] % length, extra[1], minlength=length)
             extra_values = np.conj(fft.rfft(folded))
-            extra_error = _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * math.log2(length) * extra_sum
+            extra_error = _FFT_ERROR_PER_LEVEL * UNIT_ROUNDOFF * math.log2(length) * extra_sum
     else:
         nodes = np.arange(count)
         values = _direct_transform(index, tilted, nodes, nodes_total)
-        node_error = 8 * (size + 2) * _UNIT_ROUNDOFF * mass_sum
+        node_error = 8 * (size + 2) * UNIT_ROUNDOFF * mass_sum
         sup_dropped = cutoff[1]
         if extra is not None:
             extra_sum = float(np.sum(extra[1]))
             extra_values = _direct_transform(extra[0], extra[1], nodes, nodes_total)
-            extra_error = 8 * (extra[0].shape[0] + 2) * _UNIT_ROUNDOFF * extra_sum
+            extra_error = 8 * (extra[0].shape[0] + 2) * UNIT_ROUNDOFF * extra_sum
     weights = np.full(nodes.shape[0], 2.0)
     weights[0] = 1.0
     if nodes_total % 2 == 0 and nodes[-1] == nodes_total // 2:
@@ -551,7 +493,7 @@ def _trapezoid(
     kernel = _kernel((2 * math.pi / nodes_total) * nodes, rate, step)
     powered = spectrum_power(values, n)
     bound_n = np.exp(log_bound)
-    relative = n * node_error / magnitude + power_error + 16 * _UNIT_ROUNDOFF
+    relative = n * node_error / magnitude + power_error + 16 * UNIT_ROUNDOFF
     if extra is not None:
         # |X_0| <= its tilted mass sum; the product adds its node error and one rounding.
         extra_values = extra_values[live]
@@ -559,7 +501,7 @@ def _trapezoid(
         extra_magnitude = np.abs(extra_values) + extra_error
         bound_n = bound_n * extra_magnitude
         relative = relative + extra_error / extra_magnitude
-        relative = relative + _COMPLEX_PRODUCT_ERROR * _UNIT_ROUNDOFF
+        relative = relative + _COMPLEX_PRODUCT_ERROR * UNIT_ROUNDOFF
     total = float(np.dot(weights, (powered * kernel).real)) / nodes_total
     roundoff = float(np.dot(weights, bound_n * relative * np.abs(kernel)))
     roundoff = (roundoff + skipped) / nodes_total
@@ -601,7 +543,7 @@ def _frequency_cutoff(tilted, n, variance, third, first_abs):
     if samples > 2**22:
         return None
     spectrum = np.abs(fft.rfft(np.concatenate((tilted, np.zeros(samples - tilted.shape[0])))))
-    spectrum += _FFT_ERROR_PER_LEVEL * _UNIT_ROUNDOFF * math.log2(samples) * float(np.sum(tilted))
+    spectrum += _FFT_ERROR_PER_LEVEL * UNIT_ROUNDOFF * math.log2(samples) * float(np.sum(tilted))
     grid = 2 * math.pi * np.arange(spectrum.shape[0]) / samples
     beyond = grid + math.pi / samples >= limit
     sampled = float(np.max(spectrum[beyond])) + (math.pi / samples) * first_abs

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pld.numerics import UNIT_ROUNDOFF
+from pld.numerics.iid_sums import log_sum_exp, mgf_log_error
 from pld.shuffling.blanket.continuous_law import VLaw
 from pld.shuffling.blanket.continuous_sum import contract_to_grid, spread_to_grid
 
 #: Relative error bound of each cell mass (Gauss-Legendre with a remainder below
 #: 1e-20 on pieces of width <= 1/8 sigma, plus float round-off of a few dozen ulps).
 MASS_ERROR = 1e-13
-UNIT_ROUNDOFF = math.ulp(1.0) / 2
 #: Relative error bound of the closed-form tail masses and moments (scipy's log_ndtr).
 _CLOSED_FORM_ERROR = 1e-12
 #: Relative error bound of each cell's conditional mean offset (same reasons).
@@ -191,14 +192,12 @@ def chernoff_negative(z: np.ndarray, log_mass: np.ndarray, count: int, shift: fl
         return max(-shift, 0.0)
     from scipy.optimize import minimize_scalar  # scipy.optimize takes 0.15 s to import
 
-    slack = count * math.log1p(MASS_ERROR + 64 * UNIT_ROUNDOFF * math.log2(z.shape[0] + 2))
+    slack = count * math.log1p(MASS_ERROR + mgf_log_error(z.shape[0]))
     scale = max(float(np.max(np.abs(z))), 1e-300)
 
     def log_bound(log_theta: float) -> float:
         theta = math.exp(log_theta)
-        values = log_mass - theta * z
-        top = float(np.max(values))
-        log_mgf = top + math.log(float(np.sum(np.exp(values - top))))
+        log_mgf = float(log_sum_exp(log_mass - theta * z))
         return -theta * shift - 1.0 - log_theta + count * log_mgf + slack
 
     low, high = math.log(1e-6 / (scale * count)), math.log(700.0 / scale)

@@ -70,9 +70,15 @@ import math
 
 import numpy as np
 
-from pld.engine import spectrum_power
-
-_UNIT_ROUNDOFF = math.ulp(1.0) / 2
+from pld.engine import BudgetError, spectrum_power
+from pld.numerics import UNIT_ROUNDOFF
+from pld.numerics.iid_sums import (
+    ChernoffTails,
+    chernoff_tails,
+    log_sum_exp,
+    tilt_roots,
+    tilted_moments,
+)
 
 #: Smoothing width as a fraction of ``min(1 / theta, sd(S))``: the relative bracket
 #: is of the order of its square where S has a density (measured 2e-6 to 7e-5 for
@@ -110,55 +116,8 @@ _POWER_ERROR = 3.0
 BELOW = 0.46
 
 
-class SmoothingError(ValueError):
+class SmoothingError(BudgetError):
     """The evaluation would need more than ``MAX_NODES`` Fourier nodes."""
-
-
-def tilt_roots(
-    values: np.ndarray, log_mass: np.ndarray, low: np.ndarray, high: np.ndarray
-) -> np.ndarray:
-    """Per row, theta in [low, high] where the tilted mean ``sum_k w_k v_k`` vanishes.
-
-    ``w_k`` is proportional to ``exp(log_mass_k + theta v_k)``; the tilted mean is
-    non-decreasing in theta (its derivative is the tilted variance), negative at
-    ``low`` and non-negative at ``high``. Newton steps safeguarded by bisection, all
-    rows at once, to a relative 1e-12. Callers need no accuracy for soundness:
-    every theta > 0 gives a valid Chernoff bound and an exact tilted identity.
-
-    Parameters
-    ----------
-    values : ndarray
-        Shape (rows, K): the values of each row's law.
-    log_mass : ndarray
-        Natural logs of their masses, broadcastable to ``values``.
-    low, high : ndarray
-        Shape (rows,): brackets of the roots.
-    """
-    low, high = np.array(low, dtype=np.float64), np.array(high, dtype=np.float64)
-    theta = 0.5 * (low + high)
-    active = np.ones(theta.size, dtype=bool)
-    for _ in range(200):
-        log_w = log_mass + theta[:, None] * values
-        w = np.exp(log_w - np.max(log_w, axis=1, keepdims=True))
-        w /= w.sum(axis=1, keepdims=True)
-        mean = np.sum(w * values, axis=1)
-        var = np.sum(w * (values - mean[:, None]) ** 2, axis=1)
-        negative = mean < 0
-        low = np.where(negative, theta, low)
-        high = np.where(negative, high, theta)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            newton = theta - mean / var
-        inside = np.isfinite(newton) & (newton > low) & (newton < high)
-        step = np.where(inside, newton, 0.5 * (low + high))
-        active &= (
-            (mean != 0)
-            & (high - low > 1e-12 * high)
-            & (np.abs(step - theta) > 1e-12 * np.abs(theta))
-        )
-        theta = np.where(active, step, theta)
-        if not np.any(active):
-            break
-    return theta
 
 
 def saddle_tilt(
@@ -172,11 +131,8 @@ def saddle_tilt(
     """
 
     def moments(theta: float) -> tuple[float, float]:
-        log_w = log_mass + theta * values
-        w = np.exp(log_w - np.max(log_w))
-        w /= w.sum()
-        mean = float(np.dot(w, values))
-        return mean, math.sqrt(max(n * float(np.dot(w, (values - mean) ** 2)), 1e-300))
+        mean, variance = tilted_moments(values, log_mass, theta)
+        return float(mean[0]), math.sqrt(max(n * float(variance[0]), 1e-300))
 
     theta = 1.0 / moments(0.0)[1]
     if saddle is not None:
@@ -194,36 +150,11 @@ def saddle_tilt(
     return theta
 
 
-def fast_logsumexp(x: np.ndarray, axis: int | None = None) -> np.ndarray:
-    """``log sum exp`` along ``axis`` (scipy's costs ~0.6 ms a call in overhead here)."""
-    top = np.max(x, axis=axis, keepdims=True)
-    out = top + np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True))
-    return out.reshape(()) if axis is None else np.squeeze(out, axis=axis)
-
-
-def _reach(values: np.ndarray, tilted: np.ndarray, n: int, sd: float) -> tuple[float, float]:
-    """(A, B) with tilted ``mass(S <= -A)`` and ``mass(S >= B)`` each <= ``_BULK_TAIL``."""
-    t = np.logspace(-2, 3, 41) / sd
+def _tails(values: np.ndarray, tilted: np.ndarray, n: int, sd: float) -> ChernoffTails:
+    """Chernoff tails of the tilted sum at ``t`` from ``0.01 / sd`` to ``1000 / sd``."""
     with np.errstate(divide="ignore"):
         log_t = np.log(tilted)
-    target = math.log(_BULK_TAIL)
-    up = n * fast_logsumexp(log_t[None, :] + t[:, None] * values[None, :], axis=1)
-    down = n * fast_logsumexp(log_t[None, :] - t[:, None] * values[None, :], axis=1)
-    return float(np.min((down - target) / t)), float(np.min((up - target) / t))
-
-
-def _chernoff_outside(
-    values: np.ndarray, tilted: np.ndarray, n: int, sd: float, low: float, high: float
-) -> float:
-    """Bound on the tilted mass of ``S < -low`` plus ``S > high``."""
-    t = np.logspace(-2, 3, 41) / sd
-    with np.errstate(divide="ignore"):
-        log_t = np.log(tilted)
-    up = n * fast_logsumexp(log_t[None, :] + t[:, None] * values[None, :], axis=1) - t * high
-    down = n * fast_logsumexp(log_t[None, :] - t[:, None] * values[None, :], axis=1) - t * low
-    # The float error of n log M(t): a relative 64 u log2(K + 2) of M, n times.
-    slack = n * 64 * _UNIT_ROUNDOFF * math.log2(values.size + 2)
-    return min(1.0, math.exp(float(np.min(up)) + slack) + math.exp(float(np.min(down)) + slack))
+    return chernoff_tails(values, values, log_t, n, np.logspace(-2, 3, 41) / sd)
 
 
 #: Position errors move S by at most ``shift = n max_k eta_k``; when ``theta shift`` is
@@ -270,18 +201,18 @@ def _evaluate(
     ``s - shift`` (a factor ``e^(+-z shift)`` of their transforms).
     """
     log_tilted = log_mass + theta * values
-    log_norm = float(fast_logsumexp(log_tilted))
+    log_norm = float(log_sum_exp(log_tilted))
     log_tilted -= log_norm
     tilted = np.exp(log_tilted)
     mass_sum = float(math.fsum(tilted))
     # exp, the sums and products in the exponent: a few ulps of each term's size.
-    kappa = mass_error + 8 * _UNIT_ROUNDOFF * (
+    kappa = mass_error + 8 * UNIT_ROUNDOFF * (
         4.0 + float(np.max(np.abs(log_mass) + np.abs(theta * values))) + abs(log_norm)
     )
     step = 2 * math.pi / period
     phi = _phi(values, tilted, step, count)
     omega = step * np.arange(count + 1)
-    node_error = _UNIT_ROUNDOFF * (
+    node_error = UNIT_ROUNDOFF * (
         6 * omega * float(np.dot(tilted, np.abs(values))) + (values.size + 6) * mass_sum
     )
     magnitude = np.abs(phi) + node_error
@@ -292,7 +223,7 @@ def _evaluate(
     omega = omega[live]
     powered = spectrum_power(phi[live], n)
     relative = n * node_error[live] / magnitude[live]
-    relative += _POWER_ERROR * _UNIT_ROUNDOFF * (2 * n + n.bit_length()) + 16 * _UNIT_ROUNDOFF
+    relative += _POWER_ERROR * UNIT_ROUNDOFF * (2 * n + n.bit_length()) + 16 * UNIT_ROUNDOFF
     weighted = weights * powered
     error_weights = weights * np.exp(log_bound[live]) * relative
     # Skipped nodes: |G| <= G(0) e^(theta shift) (the kernels are >= 0), |phi^n| <= e^_SKIP_LOG.
@@ -354,7 +285,7 @@ def _evaluate(
     tail_bump *= math.log(2)
     # Aliasing of the softplus term (module docstring): bulk [-low, high].
     low, high, sd = bulk
-    outside = _chernoff_outside(values, tilted, n, sd, low, high)
+    outside = _tails(values, tilted, n, sd).outside(low, high)
     near, far = period - low - shift, period - high - shift
     q = math.exp(-theta * period)
     right = math.exp(-theta * near) * (
@@ -420,11 +351,12 @@ def smoothed_bounds(
         return 0.0, 0.0
     theta = saddle_tilt(values, log_mass, n, saddle)
     log_tilted = log_mass + theta * values
-    tilted = np.exp(log_tilted - fast_logsumexp(log_tilted))
+    tilted = np.exp(log_tilted - log_sum_exp(log_tilted))
     mean = float(np.dot(tilted, values))
     sd = math.sqrt(max(n * float(np.dot(tilted, (values - mean) ** 2)), 1e-300))
     # The bulk of both shifted laws: reach of the unshifted one plus the largest shift.
-    low, high = _reach(values, tilted, n, sd)
+    tails = _tails(values, tilted, n, sd)
+    high, low = tails.reach(math.log(_BULK_TAIL))
     shift = n * float(np.max(position_errors))
     low, high = max(low, 0.0) + shift, max(high, 0.0) + shift
     scale = min(1.0 / theta, sd)

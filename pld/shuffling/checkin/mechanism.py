@@ -42,11 +42,13 @@ import math
 
 from pld import validation
 from pld.distribution import PLD, refinable
-from pld.randomizers import FiniteRandomizer, Randomizer
+from pld.engine import BudgetError
+from pld.numerics import MAX_EPS0
+from pld.randomizers import Randomizer
 from pld.shuffling.checkin.exact import ExactCounts, exact_count_limit
 from pld.shuffling.checkin.mixture import (
+    COUNT_TAIL_MASS,
     DEFAULT_COUNT_TOLERANCE,
-    DEFAULT_TAIL_MASS,
     bulk_counts,
     checkin_from_bases,
 )
@@ -68,7 +70,7 @@ def checkin(
     analysis: str = "best",
     adjacency: str = "replace",
     loss_grid_step: float | None = None,
-    tail_mass: float = DEFAULT_TAIL_MASS,
+    tail_mass: float = COUNT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
     exact_counts: int | None = None,
     max_base_count: int | None = None,
@@ -130,7 +132,7 @@ def checkin(
             "randomizer (a pld.randomizers randomizer)"
         )
     if randomizer is not None:
-        from pld.shuffling.shuffler import ANALYSES, shuffle
+        from pld.shuffling import ANALYSES, shuffle
 
         analysis = validation.one_of("analysis", analysis, ANALYSES)
         if max_base_count is None:
@@ -144,7 +146,7 @@ def checkin(
     else:
         from pld.shuffling.clones import clones
 
-        eps0 = validation.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+        eps0 = validation.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
         exact = None
         if max_base_count is None:
             _check_bases(n, p, tail_mass, eps0=eps0)
@@ -176,7 +178,6 @@ def _check_bases(
 ) -> None:
     """Refuse up front a bulk whose largest count needs a base beyond its builder's limit."""
     from pld.shuffling.clones import check_clones_work
-    from pld.shuffling.shuffler import BLANKET_MAX_USERS
 
     n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     p = validation.in_interval("p", p, 0.0, 1.0, low_open=True)
@@ -190,20 +191,23 @@ def _check_bases(
     if randomizer is not None and not isinstance(randomizer, Randomizer):
         return  # pld.shuffle names it
     if randomizer is not None and analysis != "clones":
-        if isinstance(randomizer, FiniteRandomizer) and largest > BLANKET_MAX_USERS:
-            raise ValueError(
-                f"{what}, above pld.shuffle's {BLANKET_MAX_USERS} for a finite randomizer "
-                f"(about 10 s there); {knob}"
+        limit = randomizer.max_blanket_users
+        if limit is not None and largest > limit:
+            raise BudgetError(
+                f"{what}, above pld.shuffle's {limit} users for this randomizer's blanket "
+                f"analysis; {knob}"
             )
         return
-    local = eps0 if randomizer is None else min(randomizer.eps0, 50.0)
+    local = eps0 if randomizer is None else min(randomizer.eps0, MAX_EPS0)
     try:
         check_clones_work(largest, local, tail_mass=CLONES_TAIL_MASS)
-    except ValueError as refusal:
-        estimate = str(refusal).split(";")[0]
-        raise ValueError(
-            f"{what}, beyond the work budget of pld.clones ({estimate}); {knob}, or raise "
-            "the budget with the environment variable PLD_MAX_GRID_POINTS"
+    except BudgetError as refusal:
+        raise BudgetError(
+            f"{what}, beyond the work budget of pld.clones (about {refusal.estimate:.3g} grid "
+            f"points, budget {refusal.budget:.3g}); {knob}, or raise the budget with the "
+            "environment variable PLD_MAX_GRID_POINTS",
+            estimate=refusal.estimate,
+            budget=refusal.budget,
         ) from None
 
 
@@ -213,11 +217,10 @@ def _exact_counts(
     """The enumerated counts of a finite randomizer (``None`` if none)."""
     if requested is not None:
         requested = validation.integer_at_least("exact_counts", requested, 0)
-    if analysis != "best" or not isinstance(randomizer, FiniteRandomizer) or requested == 0:
+    if analysis != "best" or requested == 0:
         return None
-    try:
-        matrix = randomizer.matrix
-    except ValueError:
+    matrix = randomizer.exact_matrix()
+    if matrix is None:
         return None
     n = validation.integer_at_least("n", n, 1)
     limit = exact_count_limit(matrix, adjacency, n, requested)
@@ -233,7 +236,7 @@ def distributed_checkin(
     sensitivity: float = 2.0,
     adjacency: str = "replace",
     loss_grid_step: float | None = None,
-    tail_mass: float = DEFAULT_TAIL_MASS,
+    tail_mass: float = COUNT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
 ) -> PLD:
     """One round of distributed check-in: checked-in clients' Gaussian-noised vectors are summed.

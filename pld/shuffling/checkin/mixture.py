@@ -109,7 +109,13 @@ from pld.distribution import PLD, from_bounds, from_pmfs, pair_from_hull, profil
 from pld.engine import choose_loss_grid_step
 from pld.numerics import binomial
 from pld.shuffling.checkin.exact import ExactCounts
-from pld.subsampling import MAX_NUM_POINTS, base_curves, kink_reach, lemma7_terms
+from pld.subsampling import (
+    MAX_NUM_POINTS,
+    base_curves,
+    chi_square,
+    kink_reach,
+    lemma7_terms,
+)
 
 #: Relative error allowed for scipy's binomial pmf/cdf/sf (Boost; ~1e-12 measured,
 #: pld.shuffling.clones.mechanism): weights are raised (upper) or lowered (lower) by it.
@@ -121,7 +127,7 @@ DEFAULT_COUNT_TOLERANCE = 3e-3
 #: Default probability of the counts left out on each side of the bulk (charged at
 #: h = 1, i.e. at infinite loss: after T rounds they add at most ``2 T tail_mass`` to
 #: every delta).
-DEFAULT_TAIL_MASS = 1e-20
+COUNT_TAIL_MASS = 1e-20
 
 #: Points of the first, coarse eps grid (aligned with the loss grid) on which the
 #: upper profile is evaluated to find where it needs the full loss grid.
@@ -159,19 +165,11 @@ class _Block:
     odds: float
 
 
-def bulk_counts(n: int, p: float, tail_mass: float = DEFAULT_TAIL_MASS) -> tuple[int, int]:
+def bulk_counts(n: int, p: float, tail_mass: float = COUNT_TAIL_MASS) -> tuple[int, int]:
     """Counts holding all but ``tail_mass`` per side of Bin(n, p) and of Bin(n + 1, p)."""
-    low = int(min(binomial.ppf(tail_mass, n, p), binomial.ppf(tail_mass, n + 1, p)))
-    # scipy's isf works through 1 - tail_mass and fails below ~1e-16: take the lower
-    # quantile of the count of users who do not check in. The tail beyond is charged
-    # by its exact sf, so any cut-off is valid.
-    high = int(
-        max(
-            n - binomial.ppf(tail_mass, n, 1 - p),
-            n + 1 - binomial.ppf(tail_mass, n + 1, 1 - p),
-        )
-    )
-    return max(low, 0), min(high, n)
+    # The tail beyond is charged by its exact sf, so any cut-off is valid.
+    low, high = binomial.window(tail_mass, np.array([n, n + 1]), p)
+    return int(low.min()), min(int(high.max()), n)
 
 
 def _blocks(
@@ -241,16 +239,6 @@ def _charged_tails(n: int, p: float, low: int, high: int) -> tuple[float, float]
             total += max(sf - last, 0.0) + 4e-16 * sf
         charged.append(total)
     return charged[0], charged[1]
-
-
-def _chi_square(base: PLD) -> float:
-    """``E_Q[(P/Q - 1)^2]`` of the base's upper atoms (finite losses), for the default grid."""
-    total = 0.0
-    for atoms in base.atoms("upper"):
-        finite = np.isfinite(atoms.loss) & (atoms.mass > 0)
-        loss = atoms.loss[finite]
-        total = max(total, float(np.sum(atoms.mass[finite] * np.expm1(loss) ** 2 * np.exp(-loss))))
-    return total
 
 
 def _log_ratio(n: int, p: float, k: np.ndarray | int) -> np.ndarray:
@@ -470,7 +458,7 @@ def _reach_and_variance(
             continue
         first = bases(block.low)
         reach = max(reach, kink_reach(base_curves(first, "upper"), rate))
-        variance += block.weight * rate**2 * _chi_square(first)
+        variance += block.weight * rate**2 * chi_square(first)
     return reach, variance
 
 
@@ -495,7 +483,7 @@ def checkin_from_bases(
     *,
     adjacency: str = "replace",
     loss_grid_step: float | None = None,
-    tail_mass: float = DEFAULT_TAIL_MASS,
+    tail_mass: float = COUNT_TAIL_MASS,
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
     exact: ExactCounts | None = None,
     max_base_count: int | None = None,

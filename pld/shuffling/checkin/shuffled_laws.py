@@ -14,9 +14,11 @@ import math
 
 import numpy as np
 
+from pld.numerics import UNIT_ROUNDOFF
+
 #: Relative rounding per report of a histogram mass and of its hockey-stick sum:
 #: 64 units of float64 roundoff, far above the few roundings each mass sees.
-ROUNDING = 64 * 2.0**-53
+ROUNDING = 64 * UNIT_ROUNDOFF
 
 #: Absolute error allowed for a computed loss ``log(P/Q)`` of a histogram (nats): the
 #: masses carry ``<= (2k + 1)`` roundings and the logarithm one more, ~1e-14 at most.

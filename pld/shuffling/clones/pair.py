@@ -17,14 +17,11 @@ import numpy as np
 from scipy.special import gammaln
 
 from pld import validation
-from pld.numerics import binomial
+from pld.numerics import MAX_EPS0, binomial
 
 #: Largest n accepted by ``truncation="exact"``: (n+1)(n+2)/2 atoms, 4.5e6 at n = 3000.
 EXACT_MAX_N = 3000
 
-#: Largest ε0 accepted (nats). Beyond it p = 1/(e^ε0 + 1) < 2e-22 and the shuffle
-#: amplifies nothing measurable; the same limit as ``pld.randomized_response``.
-MAX_EPS0 = 50.0
 
 #: A p above 1/(e^ε0 + 1) by at most this relative amount is taken to be the
 #: default: it absorbs the caller's own float rounding of the default value.
@@ -176,9 +173,8 @@ def _clone_quantiles(pair: _ClonesPair, mass: float) -> tuple[int, int]:
     trials = pair.n - 1
     if trials == 0:
         return 0, 0
-    low = int(_quantile_low(mass, trials, pair.rho))
-    high = trials - int(_quantile_low(mass, trials, 1.0 - pair.rho))
-    return low, max(low, high)
+    low, high = binomial.window(mass, trials, pair.rho)
+    return int(low), int(high)
 
 
 def _clone_window(pair: _ClonesPair, truncation: str, tail_mass: float) -> tuple[int, int]:

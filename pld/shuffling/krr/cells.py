@@ -22,10 +22,10 @@ from pld.engine import (
     choose_loss_grid_step,
     max_grid_points,
 )
+from pld.numerics import UNIT_ROUNDOFF
 from pld.numerics import binomial as binom
 from pld.shuffling.krr.components import (
     _ANCHOR_RELATIVE_ERROR,
-    _UNIT_ROUNDOFF,
     _Components,
     _window_low,
 )
@@ -255,7 +255,7 @@ def _scatter(components: _Components, windows: _Windows, steps: tuple[float, ...
         mass_error = (
             components.weight_error
             + _ANCHOR_RELATIVE_ERROR
-            + _UNIT_ROUNDOFF * (3 * windows.steps + summed + 16)
+            + UNIT_ROUNDOFF * (3 * windows.steps + summed + 16)
         )
         merged.append(_Cells(first, p_grid, q_grid, p_inf, q_inf, windows.dropped, mass_error))
     return merged

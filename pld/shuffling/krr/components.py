@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from pld.numerics import UNIT_ROUNDOFF
 from pld.numerics import binomial as binom
-
-_UNIT_ROUNDOFF = 2.0**-53
 
 #: Relative error of scipy's ``binom.pmf`` at the mode, where every run of binomial
 #: masses is anchored: measured at most 2.7e-15 against mpmath for n <= 10^7 and
@@ -42,20 +41,6 @@ class _Components:
 
 
 # -- binomial runs ----------------------------------------------------------------
-
-
-def _binomial_window(
-    trials: np.ndarray | int, prob: float, tail: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Integers (lo, hi) with P(X < lo) < tail and P(X > hi) < tail for X ~ Bin(trials, prob).
-
-    Both ends use ``binom.ppf`` (``binom.isf`` returns ``trials`` below tail ~ 1e-16):
-    hi = trials - ppf(tail) of Bin(trials, 1 - prob).
-    """
-    trials = np.asarray(trials)
-    lo = np.clip(binom.ppf(tail, trials, prob), 0, trials)
-    hi = np.clip(trials - binom.ppf(tail, trials, 1.0 - prob), lo, trials)
-    return lo.astype(np.int64), hi.astype(np.int64)
 
 
 def _anchors(
@@ -91,7 +76,7 @@ def _binomial_run(trials, prob, lo, hi, anchor, anchor_value, out):  # pragma: n
 def _strong_components(n: int, k: int, gamma: float, tail_mass: float) -> _Components:
     """Components F(S + 1, 0), S ~ Bin(n - 1, 2 gamma / k), weight (1 - gamma); null gamma."""
     trials, prob = n - 1, 2.0 * gamma / k
-    lo, hi = (int(v) for v in _binomial_window(trials, prob, tail_mass / 4))
+    lo, hi = (int(v) for v in binom.window(tail_mass / 4, trials, prob))
     anchor, anchor_value = _anchors(trials, prob, lo, hi)
     weight = np.empty(hi - lo + 1)
     _binomial_run(trials, prob, lo, hi, int(anchor), float(anchor_value), weight)
@@ -102,7 +87,7 @@ def _strong_components(n: int, k: int, gamma: float, tail_mass: float) -> _Compo
         (1.0 - gamma) * weight,
         null_mass=gamma,
         dropped=dropped,
-        weight_error=_ANCHOR_RELATIVE_ERROR + _UNIT_ROUNDOFF * (3 * (hi - lo) + 8),
+        weight_error=_ANCHOR_RELATIVE_ERROR + UNIT_ROUNDOFF * (3 * (hi - lo) + 8),
     )
 
 
@@ -258,13 +243,13 @@ def _weak_rows(n: int, k: int, gamma: float, tail_mass: float) -> _WeakRows:
     parts lie above Bin(b, 2/k) and below 1 + Bin(b, 2/k), which sets the window.
     """
     trials, prob = n - 1, 2.0 / k
-    b_lo, b_hi = (int(v) for v in _binomial_window(trials, gamma, tail_mass / 8))
+    b_lo, b_hi = (int(v) for v in binom.window(tail_mass / 8, trials, gamma))
     blankets = np.arange(b_lo, b_hi + 1)
     b_anchor, b_anchor_value = _anchors(trials, gamma, b_lo, b_hi)
     row_weight = np.empty(blankets.size)
     _binomial_run(trials, gamma, b_lo, b_hi, int(b_anchor), float(b_anchor_value), row_weight)
     members = blankets + 1
-    lo, hi = _binomial_window(blankets, prob, tail_mass / 8)
+    lo, hi = binom.window(tail_mass / 8, blankets, prob)
     hi = np.minimum(hi + 1, members)
     anchor, anchor_value = _anchors(members, prob, lo, hi)
     row_dropped = (1.0 - gamma) * (
@@ -276,7 +261,7 @@ def _weak_rows(n: int, k: int, gamma: float, tail_mass: float) -> _WeakRows:
         + np.dot(binom.pmf(blankets, trials, gamma), row_dropped)
     )
     steps = (b_hi - b_lo) + int(np.max(hi - lo))
-    weight_error = 2 * _ANCHOR_RELATIVE_ERROR + _UNIT_ROUNDOFF * (3 * steps + 16)
+    weight_error = 2 * _ANCHOR_RELATIVE_ERROR + UNIT_ROUNDOFF * (3 * steps + 16)
     return _WeakRows(blankets, row_weight, lo, hi, anchor, anchor_value, dropped, weight_error)
 
 
@@ -287,7 +272,7 @@ def _window_low(size: np.ndarray, tail_mass: float) -> np.ndarray:
     tail_mass / 2 of P and of Q (see :func:`pld.shuffling.krr.cells._merge`).
     """
     distinct, index = np.unique(size, return_inverse=True)
-    low, _ = _binomial_window(distinct - 1, 0.5, tail_mass / 4)
+    low, _ = binom.window(tail_mass / 4, distinct - 1, 0.5)
     return np.minimum(low, distinct // 2)[index]
 
 
@@ -365,7 +350,7 @@ def _weak_components(
         prob, gamma, a, *common, s_min, strip_of, n_strips, bins_r
     )
     used = weight > 0
-    weight_error = rows.weight_error + _UNIT_ROUNDOFF * int(count.max())
+    weight_error = rows.weight_error + UNIT_ROUNDOFF * int(count.max())
     upper = _Components(
         s_least[used].astype(np.int64),
         s_least[used] * r_least[used],
@@ -391,7 +376,7 @@ def _block_strong(components: _Components, blocks: int) -> tuple[_Components, _C
     edges = np.unique(np.linspace(0, size.size, blocks + 1).astype(np.int64))
     starts = edges[:-1]
     weight = np.add.reduceat(components.weight, starts)
-    error = components.weight_error + _UNIT_ROUNDOFF * int(np.max(np.diff(edges)))
+    error = components.weight_error + UNIT_ROUNDOFF * int(np.max(np.diff(edges)))
     zeros = np.zeros(starts.size)
     return tuple(
         _Components(representative, zeros, weight, components.null_mass, components.dropped, error)

@@ -79,6 +79,7 @@ from scipy.special import gammaln, xlogy
 from pld import validation
 from pld.distribution import PLD, from_bounds, from_pmfs, refinable
 from pld.engine import DEFAULT_LOSS_GRID_STEP, SNAP_RELATIVE
+from pld.numerics import UNIT_ROUNDOFF
 from pld.numerics import binomial as binom
 from pld.shuffling.krr.cells import (
     _cell_of,
@@ -89,10 +90,8 @@ from pld.shuffling.krr.cells import (
 )
 from pld.shuffling.krr.components import (
     _ANCHOR_RELATIVE_ERROR,
-    _UNIT_ROUNDOFF,
     _anchors,
     _binomial_run,
-    _binomial_window,
     _components,
 )
 
@@ -350,7 +349,7 @@ def _independent_loss_cells(n: int, k: int, gamma: float, step: float, tail_mass
     Only the P-masses (``p``, ``p_infinite``) are meaningful.
     """
     trials, prob = n - 1, gamma / k
-    lo, hi = (int(v) for v in _binomial_window(trials, prob, tail_mass / 4))
+    lo, hi = (int(v) for v in binom.window(tail_mass / 4, trials, prob))
     anchor, anchor_value = _anchors(trials, prob, lo, hi)
     pmf = np.empty(hi - lo + 1)
     _binomial_run(trials, prob, lo, hi, int(anchor), float(anchor_value), pmf)
@@ -361,7 +360,7 @@ def _independent_loss_cells(n: int, k: int, gamma: float, step: float, tail_mass
     first = math.floor(smallest / step) - 1
     n_cells = math.floor(largest / step) + 2 - first
     cells, infinite, terms = _independent_cells(pmf, lo, step, SNAP_RELATIVE, first, n_cells)
-    mass_error = 2 * _ANCHOR_RELATIVE_ERROR + _UNIT_ROUNDOFF * (6 * (hi - lo) + terms + 16)
+    mass_error = 2 * _ANCHOR_RELATIVE_ERROR + UNIT_ROUNDOFF * (6 * (hi - lo) + terms + 16)
     return _Cells(first, cells, np.zeros(0), infinite, 0.0, dropped, mass_error)
 
 
