@@ -17,6 +17,26 @@ import numpy as np
 from pld import validation
 from pld.cli.spec import MechanismSpec, Option
 
+#: Options several mechanisms share.
+N_OPTION = Option("--n", "n", int, "number of users (>= 1)")
+EPS0_OPTION = Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])")
+M_OPTION = Option("--m", "m", int, "users sampled per round, in [1, n]")
+K_OPTION = Option("--k", "k", int, "domain size (>= 2)")
+GAMMA_OPTION = Option(
+    "--gamma", "gamma", float, "probability of a uniformly random answer, in (0, 1]"
+)
+ADVERSARY_OPTION = Option(
+    "--adversary",
+    "adversary",
+    str,
+    "strong: knows every blanket bit (Koskela et al. 2023, Def. 12); "
+    "weak: all but the target's (Def. 14)",
+    required=False,
+    default="strong",
+    choices=("strong", "weak"),
+)
+P_OPTION = Option("--p", "p", float, "check-in probability, in (0, 1]")
+
 #: The randomizers ``--randomizer`` takes (:data:`pld.randomizers.NAMES`, without importing
 #: the randomizers).
 RANDOMIZER_NAMES = ("krr", "rr", "olh", "hadamard", "unary", "gaussian", "laplace", "matrix")
@@ -202,8 +222,8 @@ def _clones() -> tuple[MechanismSpec, ...]:
             name="clones",
             help="shuffle of n users' eps0-LDP randomisers (clones pair, Feldman et al.)",
             options=(
-                Option("--n", "n", int, "number of users (>= 1)"),
-                Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])"),
+                N_OPTION,
+                EPS0_OPTION,
                 Option(
                     "--p",
                     "p",
@@ -219,7 +239,7 @@ def _clones() -> tuple[MechanismSpec, ...]:
 
 
 def _krr() -> tuple[MechanismSpec, ...]:
-    from pld.shuffling.krr import ADVERSARIES, krr
+    from pld.shuffling.krr import krr
 
     return (
         MechanismSpec(
@@ -227,21 +247,10 @@ def _krr() -> tuple[MechanismSpec, ...]:
             help="shuffled k-ary randomised response (Balle et al. 2019) against the strong or "
             "the weak adversary",
             options=(
-                Option("--n", "n", int, "number of users (>= 1)"),
-                Option("--k", "k", int, "domain size (>= 2)"),
-                Option(
-                    "--gamma", "gamma", float, "probability of a uniformly random answer, in (0, 1]"
-                ),
-                Option(
-                    "--adversary",
-                    "adversary",
-                    str,
-                    "strong: knows every blanket bit (Koskela et al. 2023, Def. 12); "
-                    "weak: all but the target's (Def. 14)",
-                    required=False,
-                    default="strong",
-                    choices=ADVERSARIES,
-                ),
+                N_OPTION,
+                K_OPTION,
+                GAMMA_OPTION,
+                ADVERSARY_OPTION,
             ),
             build=krr,
         ),
@@ -255,9 +264,9 @@ def _subsampled_shufflers() -> tuple[MechanismSpec, ...]:
             help="m of n users sampled per round, eps0-LDP reports shuffled "
             "(Koskela et al. 2023, §3.4)",
             options=(
-                Option("--n", "n", int, "number of users (>= 1)"),
-                Option("--m", "m", int, "users sampled per round, in [1, n]"),
-                Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])"),
+                N_OPTION,
+                M_OPTION,
+                EPS0_OPTION,
             ),
             build=_subsampled_clones,
         ),
@@ -266,22 +275,11 @@ def _subsampled_shufflers() -> tuple[MechanismSpec, ...]:
             help="m of n users sampled per round, k-RR reports shuffled "
             "(Koskela et al. 2023, §3.4 and §4)",
             options=(
-                Option("--n", "n", int, "number of users (>= 1)"),
-                Option("--m", "m", int, "users sampled per round, in [1, n]"),
-                Option("--k", "k", int, "domain size (>= 2)"),
-                Option(
-                    "--gamma", "gamma", float, "probability of a uniformly random answer, in (0, 1]"
-                ),
-                Option(
-                    "--adversary",
-                    "adversary",
-                    str,
-                    "strong: knows every blanket bit (Koskela et al. 2023, Def. 12); "
-                    "weak: not the target's (Def. 14)",
-                    required=False,
-                    default="strong",
-                    choices=("strong", "weak"),
-                ),
+                N_OPTION,
+                M_OPTION,
+                K_OPTION,
+                GAMMA_OPTION,
+                ADVERSARY_OPTION,
             ),
             build=_subsampled_krr,
         ),
@@ -360,7 +358,7 @@ def _shuffle() -> tuple[MechanismSpec, ...]:
             help="n users' local randomizer reports shuffled: blanket bound, clones pair or the "
             "best of both",
             options=(
-                Option("--n", "n", int, "number of users (>= 1)"),
+                N_OPTION,
                 Option(
                     "--randomizer",
                     "randomizer",
@@ -395,8 +393,8 @@ def _checkin() -> tuple[MechanismSpec, ...]:
             help="shuffled check-in: each of n users reports w.p. p, an eps0-LDP randomizer "
             "(clones) or --randomizer (Liew et al. 2022)",
             options=(
-                Option("--n", "n", int, "number of users (>= 1)"),
-                Option("--p", "p", float, "check-in probability, in (0, 1]"),
+                N_OPTION,
+                P_OPTION,
                 Option(
                     "--eps0",
                     "eps0",
@@ -439,8 +437,8 @@ def _checkin() -> tuple[MechanismSpec, ...]:
             help="distributed check-in: Gaussian-noised reports of checked-in users summed "
             "(Liew et al. 2022, §4)",
             options=(
-                Option("--n", "n", int, "number of users (>= 1)"),
-                Option("--p", "p", float, "check-in probability, in (0, 1]"),
+                N_OPTION,
+                P_OPTION,
                 Option("--sigma", "sigma", float, "noise standard deviation per client (> 0)"),
                 Option(
                     "--sensitivity",
