@@ -32,8 +32,7 @@ import numpy as np
 from scipy.stats import norm
 
 import pld
-from pld.engine import fft
-from pld.engine.compose import spectrum_power
+from pld.engine import fft, spectrum_power
 
 EPS = np.array([0.5, 1.0, 2.0, 3.0])
 CLOCK = time.perf_counter
