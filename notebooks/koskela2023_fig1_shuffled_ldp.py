@@ -13,21 +13,22 @@
 # ---
 
 # %% [markdown]
-# # Seed 004, Figure 1: shuffled ε0-LDP, PLD against RDP and against Feldman et al.
+# # Koskela et al. (2023), Figure 1: shuffled ε0-LDP, PLD against RDP and against Feldman et al.
 #
 # δ(ε) of the shuffle of n = 10⁴ users, each running any ε0 = 4 local randomiser, after
 # T = 1 and T = 2 rounds. Curves:
 #
 # * **PLD** (`pld.clones` + FFT composition): the bracket (lower, upper) of the clones
-#   dominating pair of Feldman, McMillan and Talwar (seed 004 eq 3.1); the upper value is the
-#   guarantee.
+#   dominating pair of Feldman, McMillan and Talwar (Koskela et al. (2023), eq 3.1); the
+#   upper value is the guarantee.
 # * **RDP of the same pair** (`pld.rdp.from_pld`, orders 1.05…256), converted to δ(ε) with
-#   seed 001 Lemma 2 (`pld.rdp.to_delta`), composed by adding RDP curves.
+#   Liew and Takahashi (2022), Lemma 2 (`pld.rdp.to_delta`), composed by adding RDP curves.
 # * **Feldman et al. (2021), numerical, T = 1**: their method, exact binomial row sums of
 #   the hockey stick of the pair, without a grid (`clones_delta_bounds`). The paper does not
-#   say which version of their pair it used; we show both the 2022 pair (clone probability
-#   2/(e^ε0+1), the one `pld.clones` uses) and the original 2021 pair (clone probability
-#   e^-ε0, dashed).
+#   say which version of their pair it used; we show both the "2022 pair" of Feldman,
+#   McMillan and Talwar (2023) (arXiv 2022; clone probability 2/(e^ε0+1), the one
+#   `pld.clones` uses) and the original "2021 pair" of Feldman, McMillan and Talwar (2021)
+#   (clone probability e^-ε0, dashed).
 # * **T = 2 with the composition theorem of Kairouz et al. (2015)**: the single-round curve
 #   δ1(ε1) of Feldman et al.'s method composed with the *optimal* composition theorem (Thm 3.3):
 #   δ(ε) = min over ε1 of 1 − (1 − δ1(ε1))² (1 − δ_RR(ε; ε1)), δ_RR the exact hockey stick of
@@ -186,4 +187,4 @@ for ax, rounds in zip(axes, (1, 2), strict=True):
     ax.legend(fontsize=7)
 axes[0].set_ylabel("delta(eps)")
 fig.tight_layout()
-fig.savefig(FIGURES / "seed004_fig1.png", dpi=100)
+fig.savefig(FIGURES / "koskela2023_fig1.png", dpi=100)

@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# # Seed 004, Figure 2: subsampled shuffler, convergence in the α-grid
+# # Koskela et al. (2023), Figure 2: subsampled shuffler, convergence in the α-grid
 #
 # A fixed-size subset of m = γ n users (n = 10⁴, γ = 0.01, so m = 100) is drawn each round
 # and their ε0 = 3 reports are shuffled. The dominating pair comes from Lemma 7 (the privacy
@@ -99,4 +99,4 @@ ax.set_title(f"subsampled shuffler: eps0 = {eps0}, n = {n}, gamma = {rate}")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed004_fig2.png", dpi=100)
+fig.savefig(FIGURES / "koskela2023_fig2.png", dpi=100)

@@ -13,13 +13,13 @@
 # ---
 
 # %% [markdown]
-# # Seed 004, Figure 3: subsampled shufflers, PLD against the RDP bound of Girgis et al.
+# # Koskela et al. (2023), Figure 3: subsampled shufflers, PLD against Girgis et al.'s RDP
 #
 # ε(δ) after T rounds of a subsampled shuffler (m of n users drawn without replacement,
 # ε0-LDP reports shuffled): the PLD of Lemma 7 + connect-the-dots (`pld.subsample` on
 # `pld.clones(m, ε0)`) against the RDP bound of Girgis et al. (2021, Thm 2, as quoted in
-# seed 003 eq 17; `pld.rdp.girgis_subsampled_shuffle`), composed over T rounds and
-# converted with seed 001 Lemma 2.
+# Liew et al. (2022, suppl.), Lemma 6, eq 17; `pld.rdp.girgis_subsampled_shuffle`), composed
+# over T rounds and converted with Liew and Takahashi (2022), Lemma 2.
 #
 # **Ambiguous parameters.** The figure's text says only that n is fixed and γ is the
 # sampling ratio; the values of n, γ, ε0 and δ are in the lost image. We use two settings:
@@ -94,4 +94,4 @@ ax.set_ylabel("eps(delta)")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed004_fig3.png", dpi=100)
+fig.savefig(FIGURES / "koskela2023_fig3.png", dpi=100)

@@ -13,13 +13,13 @@
 # ---
 
 # %% [markdown]
-# # Seed 004, Figure 4: shuffled k-randomised response, strong and weak adversary vs clones
+# # Koskela et al. (2023), Figure 4: shuffled k-RR, strong and weak adversary vs clones
 #
 # n = 1000 users, k = 4, each answers uniformly at random with probability γ = 0.25.
-# Tight PLDs of the shuffled k-RR against the strong adversary of Balle et al. (Thm 13,
-# `pld.krr(..., adversary="strong")`) and the weaker adversary A_w (Thm 15–16,
-# `adversary="weak"`), against the clones bound (`pld.clones`) for the same randomiser seen
-# as ε0-LDP with ε0 = log(((1 − γ)k + γ)/γ) = log 13.
+# Tight PLDs of the shuffled k-RR against the strong adversary of Balle et al. (2019)
+# (Koskela et al. (2023), Thm 13, `pld.krr(..., adversary="strong")`) and the weaker
+# adversary A_w (Thm 15–16, `adversary="weak"`), against the clones bound (`pld.clones`)
+# for the same randomiser seen as ε0-LDP with ε0 = log(((1 − γ)k + γ)/γ) = log 13.
 #
 # The paper says the strong-adversary and clones curves cross. **We do not reproduce a
 # crossing** at δ = 10⁻⁶ for T from 1 to 100: the strong adversary stays above the clones
@@ -91,4 +91,4 @@ ax.set_title(f"shuffled k-RR: n = {n}, k = {k}, gamma = {gamma}")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed004_fig4.png", dpi=100)
+fig.savefig(FIGURES / "koskela2023_fig4.png", dpi=100)

@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# # Seed 004, Figure 5 (App. C.3): the shuffle Gaussian hockey stick by Monte Carlo
+# # Koskela et al. (2023), Figure 5 (App. C.3): the shuffle Gaussian hockey stick by Monte Carlo
 #
 # n users hold 0 except one who holds 1 (X' = e_1); each adds N(0, σ²), σ = 2, and the
 # outputs are shuffled. M(X) = N(0, σ² I_n) and M(X') = (1/n) Σ_i N(e_i, σ² I_n), and
@@ -25,8 +25,8 @@
 #   δ(ε) = E[(1 − e^ε / R(Y))₊],  R(y) = (1/n) Σ_i exp((2 y_i − 1) / (2σ²)),
 #
 # a bounded integrand in [0, 1], so the standard error is at most 0.5/√N and in practice far
-# smaller. Next to it: the RDP of this same pair of datasets (seed 001 Thm 1,
-# `pld.rdp.shuffle_gaussian`) converted to δ(ε) with seed 001 Lemma 2, which must lie above
+# smaller. Next to it: the RDP of this same pair of datasets (Liew and Takahashi (2022), Thm 1,
+# `pld.rdp.shuffle_gaussian`) converted to δ(ε) with their Lemma 2, which must lie above
 # the Monte Carlo value. n = 1 is checked against the exact Gaussian δ(ε).
 #
 # Caveat: this pair (all zeros vs one 1) is a natural worst case but not known to be the
@@ -52,7 +52,7 @@ import time
 
 from scipy.special import logsumexp
 
-from pld.central.gaussian_mechanism import gaussian_delta
+from pld.central import gaussian_delta
 
 sigma = 2.0
 users = range(1, 8)
@@ -123,4 +123,4 @@ ax.set_title(f"shuffle Gaussian, sigma = {sigma}: MC (band: 2 SE) and RDP bound"
 ax.grid(alpha=0.3)
 ax.legend(fontsize=6, ncol=2)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed004_fig5.png", dpi=100)
+fig.savefig(FIGURES / "koskela2023_fig5.png", dpi=100)

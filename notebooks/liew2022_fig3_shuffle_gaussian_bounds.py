@@ -13,12 +13,13 @@
 # ---
 
 # %% [markdown]
-# # Seed 000, Figure 3: shuffle Gaussian, RDP lower bound against the approximate-DP route
+# # Liew et al. (2022), Figure 3: shuffle Gaussian, RDP lower bound vs the approximate-DP route
 #
 # ε at δ = 1/n against T for the shuffle Gaussian with n = 10⁴: the RDP of the canonical
-# pair (seed 000 eq 8 = seed 001 Thm 1, `pld.rdp.shuffle_gaussian`; a *lower* bound on the
-# mechanism's RDP) against the route "Gaussian (ε0, δ0)-LDP → Feldman et al. shuffling DP →
-# RDP by Lemma 1 → compose → DP" (`pld.rdp.shuffle_dp`, `pld.rdp.from_dp`).
+# pair (Liew et al. (2022), eq 8 = Liew and Takahashi (2022), Thm 1,
+# `pld.rdp.shuffle_gaussian`; a *lower* bound on the mechanism's RDP) against the route
+# "Gaussian (ε0, δ0)-LDP → Feldman et al. (2021) shuffling DP → RDP by Lemma 1 → compose →
+# DP" (`pld.rdp.shuffle_dp`, `pld.rdp.from_dp`).
 #
 # **Ambiguous parameters.** The paper gives δ = δ1 = 1/n and δ0 = "1/δ²" (read δ²) but not
 # σ: we use σ = 2, with ε0 the exact (Balle & Wang) Gaussian ε at δ0 for sensitivity 1.
@@ -43,7 +44,7 @@ print(f"QUICK = {QUICK}; figures go to {FIGURES}")
 # %%
 from scipy.optimize import brentq
 
-from pld.central.gaussian_mechanism import gaussian_delta
+from pld.central import gaussian_delta
 
 n, sigma = 10_000, 2.0
 delta = 1.0 / n
@@ -73,7 +74,7 @@ for t, low, up in rows:
 # %%
 table = np.array(rows, dtype=float)
 fig, ax = plt.subplots(figsize=(6, 4))
-ax.loglog(table[:, 0], table[:, 1], "r-o", label="lower bound (seed 000 eq 8)")
+ax.loglog(table[:, 0], table[:, 1], "r-o", label="lower bound (Liew et al. eq 8)")
 ax.loglog(table[:, 0], table[:, 2], "b-s", label="shuffle approximate DP via Lemma 1")
 ax.set_xlabel("rounds T")
 ax.set_ylabel("eps at delta = 1/n")
@@ -81,4 +82,4 @@ ax.set_title(f"shuffle Gaussian: n = {n}, sigma = {sigma} (assumed)")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed000_fig3.png", dpi=100)
+fig.savefig(FIGURES / "liew2022_fig3.png", dpi=100)

@@ -13,13 +13,13 @@
 # ---
 
 # %% [markdown]
-# # Seed 000, Figure 5: distributed check-in against subsampling without replacement
+# # Liew et al. (2022), Figure 5: distributed check-in against subsampling without replacement
 #
 # Each participant adds N(0, σ²), σ = 1, and only the sum is released (distributed
-# check-in, seed 000 Thm 4, `pld.rdp.distributed_checkin_gaussian`, replacement
+# check-in, Liew et al. (2022), Thm 4, `pld.rdp.distributed_checkin_gaussian`, replacement
 # sensitivity 2), against subsampling without replacement of k = nγ users whose sum
-# carries N(0, kσ²) (Wang et al. Thm 9 on the Gaussian RDP 2λ/(kσ²), `pld.rdp.subsampled`),
-# γ = 0.1, ε at δ = 1/n against T.
+# carries N(0, kσ²) (Wang, Balle and Kasiviswanathan (2019), Thm 9 on the Gaussian RDP
+# 2λ/(kσ²), `pld.rdp.subsampled`), γ = 0.1, ε at δ = 1/n against T.
 #
 # **Ambiguous parameter.** n is not given for this figure: we use n = 10⁴ (Table 2's).
 #
@@ -32,8 +32,8 @@
 # blue curve (ε_k^SG) is not in the text; we may be comparing a different quantity.
 #
 # **Our addition:** the PLD of the same subsampling-without-replacement mechanism
-# (`pld.subsample` of `pld.gaussian(σ√k, sensitivity=2)`, seed 004 Lemma 7), a tight
-# accounting of the blue curve: it is 4–20× below both RDP curves, so at these
+# (`pld.subsample` of `pld.gaussian(σ√k, sensitivity=2)`, Koskela et al. (2023), Lemma 7),
+# a tight accounting of the blue curve: it is 4–20× below both RDP curves, so at these
 # parameters the accounting method matters far more than the protocol.
 
 # %%
@@ -93,4 +93,4 @@ ax.set_title(f"n = {n} (assumed), gamma = {gamma}, sigma = {sigma}")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed000_fig5.png", dpi=100)
+fig.savefig(FIGURES / "liew2022_fig5.png", dpi=100)

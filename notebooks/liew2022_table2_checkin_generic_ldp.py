@@ -13,7 +13,7 @@
 # ---
 
 # %% [markdown]
-# # Seed 000, Table 2: shuffled check-in with a generic (ε0, δ0)-LDP randomiser
+# # Liew et al. (2022), Table 2: shuffled check-in with a generic (ε0, δ0)-LDP randomiser
 #
 # n = 10⁴ users, T = 100 rounds, δ = δ1 = 1/n; each user checks in with probability γ. The
 # paper compares its first-cut baseline (Thm 1, converted to RDP with Lemma 1) with
@@ -30,7 +30,7 @@
 # **Our PLD column** is `pld.checkin(n, γ, ε0)` composed T times: a rigorous (lower,
 # upper) bracket for every *pure* ε0-LDP randomiser (δ0 = 0). One round is a
 # Bin(n, γ)-mixture over the public number k of reports of "sample k of n and shuffle",
-# each bounded by seed 004 Lemma 7 on the clones pair of k users (`pld.shuffling.checkin.mechanism`
+# each bounded by Koskela et al. (2023), Lemma 7 on the clones pair of k users (`pld.checkin`
 # derives it and tests it against brute-force enumeration of the protocol). It is not a
 # bound for δ0 > 0, and the clones pair is a worst case over all ε0-LDP randomisers, so a
 # particular randomiser may do better.
@@ -38,9 +38,9 @@
 # **Certified RDP column.** None of the three RDP columns above is a guarantee (Lemma 1).
 # For a certified RDP number on the same footing as the PLD column (δ0 = 0) we take, per
 # count k, the RDP of the clones pair of k users (`pld.rdp.from_pld`), subsample it at
-# rate k/n (Wang et al. Thm 9, `pld.rdp.subsampled`), and mix over k ~ Bin(n, γ) by seed
-# 000 eq. 5; counts outside the binomial bulk are charged at the ε0-DP moment
-# e^((λ−1)ε0). The PLD bracket must lie below it in every cell.
+# rate k/n (Wang, Balle and Kasiviswanathan (2019), Thm 9, `pld.rdp.subsampled`), and mix
+# over k ~ Bin(n, γ) by Liew et al. (2022), eq. 5; counts outside the binomial bulk are
+# charged at the ε0-DP moment e^((λ−1)ε0). The PLD bracket must lie below it in every cell.
 
 # %%
 import os
@@ -65,8 +65,9 @@ from scipy.special import logsumexp
 def certified_checkin_rdp(n, gamma, eps0, orders, tail=1e-15):
     """Per-round RDP upper bound of shuffled check-in with a pure eps0-LDP randomiser.
 
-    Seed 000 eq. 5 over the counts k of the binomial bulk, each the clones pair of k users
-    subsampled at rate k/n (Wang et al. Thm 9); the tails at the eps0-DP moment.
+    Liew et al. (2022), eq. 5 over the counts k of the binomial bulk, each the clones pair
+    of k users subsampled at rate k/n (Wang et al. 2019, Thm 9); the tails at the eps0-DP
+    moment.
     """
     low = max(1, int(stats.binom.ppf(tail, n, gamma)))
     high = int(stats.binom.isf(tail, n, gamma))
@@ -183,4 +184,4 @@ ax.set_ylabel(f"eps after T = {rounds} at delta = 1/n")
 ax.legend(fontsize=7)
 ax.grid(alpha=0.3, axis="y")
 fig.tight_layout()
-fig.savefig(FIGURES / "seed000_table2.png", dpi=100)
+fig.savefig(FIGURES / "liew2022_table2.png", dpi=100)

@@ -13,10 +13,10 @@
 # ---
 
 # %% [markdown]
-# # Seed 001, Figure 1a: shuffle Gaussian over many rounds
+# # Liew and Takahashi (2022), Figure 1a: shuffle Gaussian over many rounds
 #
 # ε at δ = 1/n against the number of rounds T, n = 60 000, σ = 9.48 (the setting of
-# Table 1). The paper plots its RDP bound for the shuffle Gaussian (seed 001 Thm 1) against
+# Table 1). The paper plots its RDP bound for the shuffle Gaussian (Thm 1) against
 # the "upper bound (no shuffling)": the Gaussian mechanism's RDP λ/(2σ²) (Corollary 1).
 # The figure's range of T and of λ is not in the text: we use T = 1…10⁴ and orders up to
 # 256. We add the **tight** value without shuffling, from the PLD of the Gaussian mechanism
@@ -72,7 +72,7 @@ for t, shuffled, gauss, low, up in rows:
 # %%
 fig, ax = plt.subplots(figsize=(6, 4))
 table = np.array(rows, dtype=float)
-ax.loglog(table[:, 0], table[:, 1], "r-", label="shuffle Gaussian, RDP (seed 001 Thm 1)")
+ax.loglog(table[:, 0], table[:, 1], "r-", label="shuffle Gaussian, RDP (Liew & Takahashi Thm 1)")
 ax.loglog(table[:, 0], table[:, 2], "b--", label="no shuffling, RDP lambda/(2 sigma^2)")
 ax.loglog(table[:, 0], table[:, 4], "k-", label="no shuffling, tight (pld.gaussian)")
 ax.set_xlabel("rounds T")
@@ -81,4 +81,4 @@ ax.set_title(f"n = {n}, sigma = {sigma}")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed001_fig1a.png", dpi=100)
+fig.savefig(FIGURES / "liewtakahashi2022_fig1a.png", dpi=100)

@@ -13,22 +13,23 @@
 # ---
 
 # %% [markdown]
-# # Seed 001, Table 1: shuffle Gaussian under composition, clones vs RDP
+# # Liew and Takahashi (2022), Table 1: shuffle Gaussian under composition, clones vs RDP
 #
 # n = 60 000 users, σ = 9.48, δ = 1/n, T = 1…7 rounds. The paper prints two rows:
 #
 # * **Ours (RDP)**: the Rényi divergence of the shuffle Gaussian for the canonical pair
-#   (seed 001 Thm 1, `pld.rdp.shuffle_gaussian`) with orders λ ≤ 30, converted with
+#   (Thm 1, `pld.rdp.shuffle_gaussian`) with orders λ ≤ 30, converted with
 #   Lemma 2. We reproduce every printed digit.
-# * **Clones**: Feldman et al.'s analytic (ε0, δ0)-LDP shuffling bound (seed 000 eq 10–11,
-#   `pld.rdp.shuffle_dp`) for the Gaussian (ε0, δ0) profile, composed with the composition
+# * **Clones**: the analytic (ε0, δ0)-LDP shuffling bound of Feldman, McMillan and Talwar
+#   (2021), Thm 3.8, as used by Liew et al. (2022), eq 10–11
+#   (`pld.rdp.shuffle_dp`), for the Gaussian (ε0, δ0) profile, composed with the composition
 #   theorem. The paper says "fix σ, δ0 = δ and scan over δ0 … δ_final ≤ 1/n". Our reading:
 #   classical calibration σ = Δ√(2 ln(1.25/δ0))/ε0 with Δ = 2 (so σ = 9.48 is exactly
 #   (1, 1/n)-LDP, as the paper says), the shuffle's δ equal to δ0, and T rounds composed as
 #   T·ε with δ per round 1 − (1 − 1/n)^{1/T} (the first corner of Kairouz et al.'s Thm 3.3).
 #
-# What the numbers mean: the RDP row is a bound for one pair of datasets only (seed 000
-# presents the same expression as a *lower* bound on the RDP), and it sits at the cap
+# What the numbers mean: the RDP row is a bound for one pair of datasets only (Liew et al.
+# (2022), Thm 3 present the same expression as a *lower* bound on the RDP), and it sits at the cap
 # λ = 30: with λ ≤ 256 it is 13× smaller (next cell), so the "constant" row is the
 # conversion term at λ = 30, not a property of the mechanism.
 
@@ -120,4 +121,4 @@ ax.set_title(f"shuffle Gaussian: n = {n}, sigma = {sigma}")
 ax.grid(alpha=0.3)
 ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(FIGURES / "seed001_table1.png", dpi=100)
+fig.savefig(FIGURES / "liewtakahashi2022_table1.png", dpi=100)
