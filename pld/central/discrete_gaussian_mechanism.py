@@ -1,4 +1,4 @@
-"""The discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020) by exact summation.
+"""The discrete Gaussian mechanism (Canonne, Kamath and Steinke 2020) by exact summation.
 
 The noise has ``P(x) = exp(-x^2 / (2 σ^2)) / Z`` on the integers,
 ``Z = sum_x exp(-x^2 / (2 σ^2))``; for integer sensitivity Δ the pair is

@@ -1,7 +1,7 @@
 """Generic pure eps-DP and (eps, delta)-DP mechanisms: their worst-case pairs.
 
 Every (eps, delta)-DP mechanism is a post-processing of the four-outcome pair
-(Kairouz, Oh & Viswanath 2015, Thm 2.1; Murtagh & Vadhan 2016)
+(Kairouz, Oh and Viswanath 2015, Thm 2.1; Murtagh and Vadhan 2016)
 
     P = (delta, (1 - delta) e^eps / (1 + e^eps), (1 - delta) / (1 + e^eps), 0),
     Q = (0,     (1 - delta) / (1 + e^eps), (1 - delta) e^eps / (1 + e^eps), delta),

@@ -8,7 +8,7 @@ and, with ``eps0 = Δ / b``, the privacy loss of an output x is
                                 = -eps0             for x >= Δ.
 
 It is symmetric (reflect x -> Δ - x) and bounded by eps0, and
-(Balle & Wang 2018; derived here by integrating the two densities)
+(Balle and Wang 2018; derived here by integrating the two densities)
 
     delta(eps) = 1 - exp((eps - eps0) / 2)   for |eps| < eps0,
                = (1 - e^eps)_+               otherwise,                         (1)

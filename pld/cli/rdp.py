@@ -33,8 +33,8 @@ _MECHANISMS: dict[str, str] = {
     "distributed-checkin-gaussian": "distributed check-in, sum + Gaussian noise, "
     "replacement DP (Liew et al. 2022, Thm 4): an upper bound",
     "distributed-checkin-gaussian-removal": "distributed check-in, mean aggregate, removal "
-    "DP (Liew et al. 2022, Thm 5): NOT certified",
-    "girgis": "subsampled shuffle of eps0-LDP reports (Girgis et al., Liew et al. (2022), eq. 17)",
+    "DP (Liew et al. 2022, suppl. Thm 5): NOT certified",
+    "girgis": "subsampled shuffle of eps0-LDP reports (Girgis et al. 2021, Thm 2)",
     "checkin-ldp": "shuffled check-in with an (eps0, delta0)-LDP randomiser (Liew et al. 2022, "
     "baseline / approach 1 / approach 2): NOT certified (Liew et al. 2022, Lemma 1)",
 }

@@ -267,8 +267,9 @@ class PLD:
         tail_mass: float = DEFAULT_TAIL_MASS,
         rel_accuracy: float | None = None,
     ) -> PLD:
-        """The PLD of ``rounds`` adaptive compositions of this mechanism (Koskela et al. 2023, Cor
-        10).
+        """The PLD of ``rounds`` adaptive compositions of this mechanism.
+
+        The composed pair dominates the adaptive composition (Koskela et al. 2023, Cor 10).
 
         Parameters
         ----------
@@ -419,7 +420,7 @@ class PLD:
     def tradeoff(self, fpr: float | Sequence[float] | np.ndarray) -> tuple:
         """Bounds on the smallest false-negative rate of any test at each false-positive rate.
 
-        The trade-off curve f of f-DP (Dong, Roth & Su 2022), from delta(eps) by
+        The trade-off curve f of f-DP (Dong, Roth and Su 2022), from delta(eps) by
         duality (see :mod:`pld.distribution.tradeoff`). Returns ``(lower, upper)``, floats for
         a scalar ``fpr`` in [0, 1], arrays otherwise; ``lower`` is the safe one.
         The largest true-positive rate of a test is ``1 - f(fpr)``.
@@ -551,8 +552,7 @@ def compose(
     tail_mass: float = DEFAULT_TAIL_MASS,
     rel_accuracy: float | None = None,
 ) -> PLD:
-    """Compose PLDs (heterogeneous composition, Koskela et al. (2023), Thm 4), each ``rounds``
-    times.
+    """Compose PLDs, each ``rounds`` times (Koskela et al. 2023, Thm 4).
 
     Identical objects are grouped, so ``compose(a, a, b)`` raises ``a``'s
     spectrum to the power 2 instead of multiplying twice. PLDs on grids whose

@@ -1,5 +1,7 @@
-"""Numerics shared across the library: constants, binomial laws (:mod:`pld.numerics.binomial`),
-sums of i.i.d. variables (:mod:`pld.numerics.iid_sums`).
+"""Numerics shared across the library: constants, binomial laws, sums of i.i.d. variables.
+
+Binomial laws: :mod:`pld.numerics.binomial`; sums of i.i.d. variables:
+:mod:`pld.numerics.iid_sums`.
 
 Names are imported lazily.
 """

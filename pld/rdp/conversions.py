@@ -2,7 +2,7 @@
 
 * :func:`to_epsilon` / :func:`to_delta`: RDP -> (eps, delta), the conversion of
   Liew and Takahashi (2022), Lemma 2 (eq. 4) = Liew et al. (2022), Lemma 3 (eq. 9), from Balle et
-  al. (2020, Thm 21) and Canonne, Kamath & Steinke (2020), minimised over the orders. These are
+  al. (2020, Thm 21) and Canonne, Kamath and Steinke (2020), minimised over the orders. These are
   valid upper bounds for every mechanism whose RDP curve is given.
 * :func:`from_dp`: (eps, delta) -> RDP by Liew et al. (2022), Lemma 1 (eq. 2, attributed to
   Asoodeh et al. 2021). **Not a valid upper bound in general**: see its docstring.
@@ -24,8 +24,7 @@ def _conversion_slack(orders: np.ndarray) -> np.ndarray:
 
 
 def epsilon_per_order(rdp: object, orders: object, delta: float) -> np.ndarray:
-    """The epsilon that each order alone certifies at ``delta`` (Liew and Takahashi 2022, Lemma 2,
-    eq. 4).
+    """The epsilon that each order alone certifies at ``delta`` (Liew and Takahashi 2022, eq. 4).
 
     ``eps(lam) + (log(1/delta) + (lam - 1) log(1 - 1/lam) - log(lam)) / (lam - 1)``,
     floored at 0 (an (eps, delta) guarantee with eps < 0 is not meaningful).
@@ -110,8 +109,7 @@ def _log_asoodeh_objective(
 
 
 def from_dp(epsilon: float, delta: float, orders: object) -> np.ndarray:
-    """RDP curve that Liew et al.'s (2022) Lemma 1 (eq. 2) assigns to an (epsilon, delta)-DP
-    mechanism.
+    """The RDP curve of an (epsilon, delta)-DP mechanism by Liew et al. (2022), Lemma 1 (eq. 2).
 
     ``eps(lam) = epsilon + log M / (lam - 1)`` with
     ``M = min_{r in (delta, 1)} r^lam (r - delta)^(1-lam) + (1-r)^lam (e^eps - r + delta)^(1-lam)``,
@@ -134,7 +132,7 @@ def from_dp(epsilon: float, delta: float, orders: object) -> np.ndarray:
       ``delta = 0`` it tends to 0.
 
     Both facts are asserted in ``tests/rdp/test_rdp_conversions.py``. The function is kept
-    because Liew et al.'s (2022) Approaches 1 and 2 and its baseline (Table 2) are built on it;
+    because Approaches 1 and 2 of Liew et al. (2022) and their baseline (Table 2) are built on it;
     :mod:`pld.rdp.generic_ldp` labels their outputs accordingly.
 
     Parameters

@@ -1,4 +1,4 @@
-"""Subsampled shufflers: Lemma 7 (Zhu, Dong and Wang 2022) plus connect-the-dots.
+"""Subsampled shufflers: Koskela et al. (2023), Lemma 7, plus connect-the-dots.
 
 A mechanism samples a uniformly random subset of ``m = gamma n`` of the ``n``
 users (fixed size, without replacement) and runs a mechanism M, e.g. a
@@ -385,8 +385,7 @@ def subsample(
     tolerance: float | None = None,
     loss_grid_step: float | None = None,
 ) -> PLD:
-    """One round of a mechanism run on a random fixed-size subset (Koskela et al. 2023, Lemma 7,
-    §3.4).
+    """One round of a mechanism run on a random fixed-size subset (Koskela et al. 2023, Lemma 7).
 
     Parameters
     ----------
