@@ -100,7 +100,7 @@ def brute_min(epsilon: float, delta: float, order: float) -> float:
 
 
 @pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-5), (8.0, 1e-8), (0.5, 0.1)])
-def test_from_dp_is_seed000_lemma1(epsilon: float, delta: float) -> None:
+def test_from_dp_is_liew2022_lemma1(epsilon: float, delta: float) -> None:
     # golden-section search against a fine grid over r (grid can only be above)
     orders = np.array([2.0, 5.0, 20.0])
     ours = from_dp(epsilon, delta, orders)

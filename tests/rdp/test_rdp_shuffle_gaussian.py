@@ -73,7 +73,7 @@ def test_monotone_in_n_conjecture_1() -> None:
         assert np.all(np.diff(doubling[:, 2:], axis=0) < 0)
 
 
-def test_seed001_table1_ours_row() -> None:
+def test_liewtakahashi2022_table1_ours_row() -> None:
     # n = 60000, sigma = 9.48, lam <= 30, delta = 1/n; printed to 5 decimals
     n = 60000
     orders = np.arange(2, 31)
