@@ -3,7 +3,7 @@
 :func:`pld.compose` (in :mod:`pld.distribution.loss_distribution`) checks its arguments,
 calls :func:`common_grid` to place the operands on nested grids and
 :func:`compose_directions` to convolve them with the engine
-(:func:`pld.engine.compose.compose`, Koskela et al. (2023), Thm 4), then wraps the result in a
+(:func:`pld.engine.compose.compose`, Koskela et al. 2023, Thm 4), then wraps the result in a
 PLD with its recipe and its one-round factors (:func:`one_round_factors`), from
 which queries recompute it exponentially tilted (:func:`tilted_directions`,
 :mod:`pld.engine.tilted`). These functions only read the operands' public contract

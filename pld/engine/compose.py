@@ -1,6 +1,6 @@
 """Composition of discrete privacy-loss pmfs by FFT, with rigorous error terms.
 
-The privacy loss of a composition is the sum of the rounds' losses (Koskela et al. (2023),
+The privacy loss of a composition is the sum of the rounds' losses (Koskela et al. 2023,
 Thm 6), so its pmf is the convolution of the rounds' pmfs. All factors are
 transformed once at a length ``N`` that covers the window chosen by Chernoff
 bounds (:mod:`pld.engine.tails`); self-composition raises a spectrum to the

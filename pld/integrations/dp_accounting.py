@@ -6,7 +6,7 @@ constructor and ``get_delta_for_epsilon``, ``pld_pmf.DensePLDPmf``).
 
 Both libraries store one direction of a privacy-loss distribution the same way:
 P-masses ``m_k`` at the losses ``k * h`` plus a mass at ``+inf``, and
-``delta(eps) = infinity_mass + sum_k m_k (1 - exp(eps - k h))_+`` (Koskela et al. (2023),
+``delta(eps) = infinity_mass + sum_k m_k (1 - exp(eps - k h))_+`` (Koskela et al. 2023,
 eq 2.1). ``dp_accounting``'s ``PrivacyLossDistribution`` keeps a REMOVE and an
 ADD direction; pld's first (P->Q) and second (Q->P) directions map to them.
 

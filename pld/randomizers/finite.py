@@ -2,8 +2,8 @@
 
 A finite randomizer maps an input x in {0..m-1} to a distribution ``R(x)`` on the
 outputs {0..K-1}: row x of an m x K row-stochastic matrix. The blanket
-decomposition (Balle, Bell, Gascón and Nissim 2019, Balle et al. (2019), §5; Koskela et al. (2023),
-§4) uses ``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and, for an
+decomposition (Balle et al. 2019, §5; Koskela et al. 2023, §4) uses
+``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and, for an
 ordered pair of inputs (x, x'), the ratios ``R(x)(y) / omega_min(y)``.
 
 What the shuffle accountants read (:mod:`pld.shuffling.shuffler`):
@@ -113,11 +113,13 @@ class FiniteRandomizer(Randomizer):
     def clone_probability(self) -> float | None:
         """A clone parameter p for which ``pld.clones(n, eps0, p)`` dominates the shuffle.
 
-        None unless the randomizer is known to satisfy the condition of Feldman,
-        McMillan and Talwar (2021, Thm 3.2; Koskela et al. (2023), §3.1): for every pair (x0, x1)
-        there are laws Q0, Q1, Q* with ``R(x) >= p Q0 + p Q1`` for every x,
-        ``R(x0) = e^eps0 p Q0 + p Q1 + (1 - p - e^eps0 p) Q*`` and the same with
-        Q0, Q1 swapped for x1.
+        None unless the randomizer is known to satisfy the decomposition of Feldman,
+        McMillan and Talwar (2023), Lemma 3.5 (Koskela et al. 2023, §3.1): for every pair
+        (x0, x1) there are laws Q0, Q1, Q* with ``R(x) >= p Q0 + p Q1`` for every x,
+        ``R(x0) = e^eps0 p Q0 + p Q1 + (1 - p - e^eps0 p) Q*`` and the same with Q0, Q1
+        swapped for x1. The authors' erratum withdraws the general proof of that lemma for
+        p < 1/(e^eps0 + 1) (docs/references.md, errata), so a subclass states a smaller p
+        only where the decomposition is shown for it (k-RR: ``pld.randomizers.krr``).
         """
         return None
 

@@ -144,7 +144,7 @@ def shuffle_gaussian(
     differing records. This is the divergence of one pair, hence a **lower bound** on
     the shuffle Gaussian's RDP (Liew et al. 2022, Thm 3); Liew and Takahashi (2022) present it as
     the RDP itself (see the module docstring). It is at most ``lam / (2 sigma^2)`` (Liew and
-    Takahashi (2022), Corollary 1), the unshuffled Gaussian.
+    Takahashi 2022, Corollary 1), the unshuffled Gaussian.
 
     Parameters
     ----------

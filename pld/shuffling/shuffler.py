@@ -1,7 +1,7 @@
 """Shuffling any local randomizer: the privacy blanket, the best of all analyses, lower bounds.
 
-Blanket bound (Balle, Bell, Gascón and Nissim 2019, Balle et al. (2019), §5; Koskela et al. (2023),
-§4). With ``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and
+Blanket bound (Balle et al. 2019, §5; Koskela et al. 2023, §4). With
+``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and
 ``r_x(y) = R(x)(y) / omega(y)``, ``omega = omega_min / gamma``, revealing which of the
 other n - 1 users are non-blanket (and their reports) leaves, for the target's
 inputs (x, x'),
@@ -12,7 +12,7 @@ inputs (x, x'),
 (given M ~ Bin(n - 1, gamma) blanket users, the view is a multiset of M + 1 reports
 with density ``(1/(M+1)) sum_j r_x(Y_j)`` against ``omega^(M+1)``, and
 ``Bin(M; n-1, gamma)/(M+1) = Bin(M+1; n, gamma)/(n gamma)``). The mechanism's profile
-is the maximum over ordered pairs; for k-RR it is Koskela et al.'s (2023) weak adversary
+is the maximum over ordered pairs; for k-RR it is the weak adversary of Koskela et al. (2023)
 (``pld.krr(..., adversary="weak")``). The randomizer brackets it
 (:meth:`pld.randomizers.Randomizer.blanket_profile`: :mod:`pld.shuffling.blanket`).
 

@@ -52,7 +52,7 @@ discretisation, a coarse eps grid G (twice: the lowering mirrors the upper
 side's excess), and the engine's loss grid. The last one
 matters for small rates: the subsampled privacy loss is of the order of
 ``rate (e^L - 1)`` (L the base's loss), so it needs a ``loss_grid_step`` well
-below that (e.g. Koskela et al. (2023), Fig. 3, n = 10^6, m = 1000, eps0 = 2: 1e-3 gives an
+below that (e.g. Koskela et al. 2023, Fig. 3, n = 10^6, m = 1000, eps0 = 2: 1e-3 gives an
 upper eps(1e-7) three times the converged one after 10^4 rounds, 1e-5 is within
 a few percent). A wide bracket says so.
 

@@ -1,7 +1,6 @@
 """Shuffled continuous randomizers (Gaussian, Laplace): the blanket bound and an observer.
 
-Blanket bound (docs/blanket-continuous.md; Balle et al. (2019), §5, in the
-form of issue "shuffle any local randomizer"): with ``omega_min(y) = min_x
+Blanket bound (docs/blanket-continuous.md; Balle et al. (2019), §5): with ``omega_min(y) = min_x
 R(x)(y)``, ``gamma = int omega_min``, ``omega = omega_min / gamma`` and
 ``r_x = R(x) / omega``, the shuffled view of neighbours that differ in one
 user's input ``x`` versus ``x'`` satisfies

@@ -20,14 +20,14 @@ base beyond ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused
 front, naming ``max_base_count`` (larger counts then use that base: valid, looser).
 The check-in probability is calibrated as ``pld.calibrate(..., "participation")``.
 
-Distributed check-in (Liew et al. 2022, §4, Thm 4; Liew et al. (2022), Thm 5)
----------------------------------------------------------
+Distributed check-in (Liew et al. 2022, §4, Thm 4 and suppl. Thm 5)
+-------------------------------------------------------------------
 Checked-in clients add ``N(0, sigma^2 I)`` to their vectors, any two of which are
 at most ``sensitivity`` apart in l2 norm, and the server sees only the sum. Given
 ``k`` the sum is a k-of-n subsampled Gaussian mechanism with noise
 ``sigma sqrt(k)``: the base pair of ``k`` reports is the Gaussian pair
 ``pld.gaussian(sigma sqrt(k), sensitivity=...)``, exact for the sum. The bound
-assumes the count ``k`` is revealed; when it is not (Liew et al. 2022, Thm 5's setting),
+assumes the count ``k`` is revealed; when it is not (the setting of Liew et al. 2022, suppl. Thm 5),
 the unlabelled output is a post-processing, so the bound still holds (it may
 then be loose). Under add/remove too, the decomposition of eqs. (2)-(3) of
 :mod:`pld.shuffling.checkin.mixture` compares
@@ -241,8 +241,8 @@ def distributed_checkin(
 ) -> PLD:
     """One round of distributed check-in: checked-in clients' Gaussian-noised vectors are summed.
 
-    Liew et al. (2022), §4 (Thm 4) and Liew et al. (2022) (Thm 5): each client adds ``N(0, sigma^2
-    I)``; given the count k the sum is a k-of-n subsampled Gaussian mechanism with noise
+    Liew et al. (2022), §4, Thm 4 and suppl. Thm 5: each client adds ``N(0, sigma^2 I)``;
+    given the count k the sum is a k-of-n subsampled Gaussian mechanism with noise
     ``sigma sqrt(k)`` (module docstring). Certified whether or not the server
     learns k.
 

@@ -1,13 +1,17 @@
 """Shuffled ε0-LDP randomisers: the "clones" dominating pair of Feldman, McMillan and Talwar.
 
 The shuffle of n users who each run an ε0-LDP randomiser (any randomiser, even
-chosen adaptively) is dominated by the pair of Koskela et al. (2023), eq 3.1-3.2,
+chosen adaptively) is dominated by the pair of Feldman, McMillan and Talwar (2023), Thm 3.1,
+as written by Koskela et al. (2023), eqs 3.1-3.2,
 
     P = (A + Δ1, C - A + Δ2),    Q = (A + Δ2, C - A + Δ1),
     C ~ Bin(n - 1, 2p),  A | C ~ Bin(C, 1/2),
     Δ1 ~ Bern(e^ε0 p),   Δ2 ~ Bin(1 - Δ1, p / (1 - e^ε0 p)),
 
-with p = 1/(e^ε0 + 1) by default (Koskela et al. 2023, Lemma 8 and Cor 9). Writing out Δ1, Δ2
+with p = 1/(e^ε0 + 1) by default (Koskela et al. 2023, Lemma 8 and Cor 9). A smaller p needs
+the randomiser's own decomposition: the authors' erratum to Feldman, McMillan and Talwar
+(2023) withdraws the general proof of their Lemma 3.5 for p < 1/(e^ε0 + 1)
+(docs/references.md, errata). Writing out Δ1, Δ2
 (Koskela et al. 2023, §3.1) gives the mixtures, with q = e^ε0 p,
 
     P = q P0 + p P1 + w2 P2,   Q = p P0 + q P1 + w2 P2,   w2 = 1 - q - p = 1 - p/p_max,
@@ -246,11 +250,13 @@ def clones(
         Clone probability parameter in (0, 1/(e^ε0 + 1)]. Default 1/(e^ε0 + 1),
         valid for every ε0-LDP randomiser; a smaller p is for randomisers known
         to allow it and makes the third mixture component P2 (Koskela et al. 2023, §3.1)
-        non-zero.
+        non-zero. The caller vouches for that: the general proof for p < 1/(e^ε0 + 1)
+        (Feldman, McMillan and Talwar 2023, Lemma 3.5) is withdrawn by the authors'
+        erratum (docs/references.md, errata; ``Randomizer.clone_probability``).
     truncation : {"quantile", "hoeffding", "exact"}
         "quantile" (default, fastest): keep the points inside exact binomial
-        tail quantiles of C and A | C. "hoeffding": Hoeffding windows (Koskela et al. (2023)
-        Lemma 11). "exact": every lattice point, no truncation; O(n²) atoms,
+        tail quantiles of C and A | C. "hoeffding": Hoeffding windows (Koskela et al.
+        2023, Lemma 11). "exact": every lattice point, no truncation; O(n²) atoms,
         n <= ``EXACT_MAX_N``.
     tail_mass : float
         Bound τ on the P-mass the truncation leaves out, in (0, 1e-3]; the exact

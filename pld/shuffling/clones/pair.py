@@ -1,5 +1,4 @@
-"""The clones pair of Koskela et al. (2023) (eq 3.1-3.2): its parameters, exact lattice and
-truncation windows.
+"""The clones pair (Koskela et al. 2023, eqs 3.1-3.2): parameters, exact lattice, windows.
 
 The masses, the privacy loss s(a, b) and the truncation rules are derived in the
 docstring of :mod:`pld.shuffling.clones.mechanism`. This module holds what both of its
@@ -91,8 +90,10 @@ def _pair(n: object, eps0: object, p: object) -> _ClonesPair:
 
 
 def _feldman_2021_pair(n: int, eps0: float) -> _ClonesPair:
-    """The earlier pair of Feldman, McMillan and Talwar (2021, Thm 3.1): C ~ Bin(n-1, e^-ε0),
-    mixture weights e^ε0/(e^ε0+1) and 1/(e^ε0+1), no third component."""
+    """The earlier pair of Feldman, McMillan and Talwar (2021), Thm 3.1.
+
+    C ~ Bin(n-1, e^-ε0), mixture weights e^ε0/(e^ε0+1) and 1/(e^ε0+1), no third component.
+    """
     r = math.exp(-eps0)
     return _ClonesPair(
         n=n,
@@ -108,8 +109,11 @@ def _feldman_2021_pair(n: int, eps0: float) -> _ClonesPair:
 
 
 def _analysed_pair(n: object, eps0: object, p: object, analysis: str) -> _ClonesPair:
-    """The pair of Koskela et al. (2023), eq 3.1-3.2 (``"2022"``) or of Feldman et al. 2021
-    (``"2021"``)."""
+    """The pair of ``analysis``: ``"2022"`` (Koskela et al. 2023, eqs 3.1-3.2) or ``"2021"``.
+
+    ``"2022"`` is the pair of Feldman, McMillan and Talwar (2023) (arXiv 2022) that Koskela et
+    al. (2023) use, ``"2021"`` that of Feldman, McMillan and Talwar (2021).
+    """
     analysis = validation.one_of("analysis", analysis, ("2022", "2021"))
     if analysis == "2022":
         return _pair(n, eps0, p)
