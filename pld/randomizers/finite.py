@@ -111,16 +111,7 @@ class FiniteRandomizer(Randomizer):
 
     @property
     def clone_probability(self) -> float | None:
-        """A clone parameter p for which ``pld.clones(n, eps0, p)`` dominates the shuffle.
-
-        None unless the randomizer is known to satisfy the decomposition of Feldman,
-        McMillan and Talwar (2023), Lemma 3.5 (Koskela et al. 2023, §3.1): for every pair
-        (x0, x1) there are laws Q0, Q1, Q* with ``R(x) >= p Q0 + p Q1`` for every x,
-        ``R(x0) = e^eps0 p Q0 + p Q1 + (1 - p - e^eps0 p) Q*`` and the same with Q0, Q1
-        swapped for x1. The authors' erratum withdraws the general proof of that lemma for
-        p < 1/(e^eps0 + 1) (docs/references.md, errata), so a subclass states a smaller p
-        only where the decomposition is shown for it (k-RR: ``pld.randomizers.krr``).
-        """
+        """None: no clone decomposition is known for a general matrix (see the base class)."""
         return None
 
     #: Largest n of the blanket evaluation: its cost is about flat in n (the
