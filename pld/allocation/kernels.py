@@ -1,0 +1,134 @@
+"""The numba kernels of random allocation: sums of two independent ratio laws onto a grid.
+
+A law is a list of values ``v_i >= 0`` (likelihood ratios, or sums of them) with
+Q-masses ``w_i``. Convolving two laws visits every pair ``(i, j)``, whose sum
+``v = a_i + b_j`` carries mass ``w = x_i y_j``, and puts it on a grid
+(:class:`pld.allocation.sums.Grid`: points ``g_0 = 0 < g_1 < ...``):
+
+* :func:`split_pairs` (the dominating side) splits ``w`` between the two grid
+  points around ``v`` so that mass and mean are kept (``w (g_{k+1} - v) / (g_{k+1}
+  - g_k)`` at ``g_k``, the rest at ``g_{k+1}``);
+* :func:`merge_pairs` (the dominated side) adds ``w`` and ``w v`` to the cell
+  ``[g_k, g_{k+1})`` (the last cell is unbounded).
+
+The values of each operand increase, so for a fixed ``a_i`` the cell index only
+moves up with ``j``: one closed-form placement per row, then a pointer walk.
+Every mass is a sum of non-negative products, so its relative rounding error is
+at most (terms + 2) units of round-off (:mod:`pld.allocation.sums` charges it).
+Kept apart so that numba is imported only by the work that needs it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def _cell(v: float, start: float, linear: int, step: float, points: np.ndarray) -> int:
+    """Index k of the grid cell ``[points[k], points[k+1])`` holding ``v >= 0``.
+
+    Below ``start`` the grid is linear (``linear`` cells), above it geometric
+    (ratio ``e^step``); the closed form is corrected against the stored points,
+    so float rounding never misplaces ``v``. Values at or above the last point
+    return the last index.
+    """
+    last = points.shape[0] - 1
+    if v < start:
+        k = int(v * linear / start)
+    else:
+        k = linear + int(math.log(v / start) / step)
+    k = min(max(k, 0), last)
+    while k > 0 and points[k] > v:
+        k -= 1
+    while k < last and points[k + 1] <= v:
+        k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def split_pairs(
+    a_values: np.ndarray,
+    a_mass: np.ndarray,
+    b_values: np.ndarray,
+    b_mass: np.ndarray,
+    start: float,
+    linear: int,
+    step: float,
+    points: np.ndarray,
+    out: np.ndarray,
+    terms: np.ndarray,
+) -> float:
+    """Add every pair sum to ``out`` split onto ``points`` (mass and mean kept).
+
+    ``terms[k]`` counts the products added to ``out[k]`` (for the rounding bound).
+    Both shares are computed from the differences to the two points, so each has
+    a relative error of a few units of round-off. Returns the mass of sums beyond
+    the last point (left out: the caller charges it to the fully revealing pair).
+    """
+    last = points.shape[0] - 1
+    beyond = 0.0
+    for i in range(a_values.shape[0]):
+        x = a_mass[i]
+        if x == 0.0:
+            continue
+        a = a_values[i]
+        k = _cell(a + b_values[0], start, linear, step, points)
+        for j in range(b_values.shape[0]):
+            w = x * b_mass[j]
+            if w == 0.0:
+                continue
+            v = a + b_values[j]
+            while k < last and points[k + 1] <= v:
+                k += 1
+            if k == last:
+                if v == points[last]:
+                    out[last] += w
+                    terms[last] += 1
+                else:
+                    beyond += w
+                continue
+            low = points[k]
+            high = points[k + 1]
+            width = high - low
+            out[k] += w * ((high - v) / width)
+            out[k + 1] += w * ((v - low) / width)
+            terms[k] += 1
+            terms[k + 1] += 1
+    return beyond
+
+
+@numba.njit(cache=True)
+def merge_pairs(
+    a_values: np.ndarray,
+    a_mass: np.ndarray,
+    b_values: np.ndarray,
+    b_mass: np.ndarray,
+    start: float,
+    linear: int,
+    step: float,
+    points: np.ndarray,
+    mass: np.ndarray,
+    moment: np.ndarray,
+    terms: np.ndarray,
+) -> None:
+    """Add every pair sum's mass and mass times value to its cell (``terms`` counts them)."""
+    last = points.shape[0] - 1
+    for i in range(a_values.shape[0]):
+        x = a_mass[i]
+        if x == 0.0:
+            continue
+        a = a_values[i]
+        k = _cell(a + b_values[0], start, linear, step, points)
+        for j in range(b_values.shape[0]):
+            w = x * b_mass[j]
+            if w == 0.0:
+                continue
+            v = a + b_values[j]
+            while k < last and points[k + 1] <= v:
+                k += 1
+            mass[k] += w
+            moment[k] += w * v
+            terms[k] += 1
