@@ -12,7 +12,7 @@ Q-masses ``w_i``. Convolving two laws visits every pair ``(i, j)``, whose sum
   ``[g_k, g_{k+1})`` (the last cell is unbounded).
 
 The values of each operand increase, so for a fixed ``a_i`` the cell index only
-moves up with ``j``: one closed-form placement per row, then a pointer walk.
+moves up with ``j``: one binary search per row, then a pointer walk.
 Every mass is a sum of non-negative products, so its relative rounding error is
 at most (terms + 2) units of round-off (:mod:`pld.allocation.sums` charges it).
 Kept apart so that numba is imported only by the work that needs it.
@@ -20,32 +20,26 @@ Kept apart so that numba is imported only by the work that needs it.
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
 
 @numba.njit(cache=True)
-def _cell(v: float, start: float, linear: int, step: float, points: np.ndarray) -> int:
-    """Index k of the grid cell ``[points[k], points[k+1])`` holding ``v >= 0``.
+def _cell(v: float, points: np.ndarray) -> int:
+    """Index k of the grid cell ``[points[k], points[k+1])`` holding ``v >= 0`` (binary search).
 
-    Below ``start`` the grid is linear (``linear`` cells), above it geometric
-    (ratio ``e^step``); the closed form is corrected against the stored points,
-    so float rounding never misplaces ``v``. Values at or above the last point
-    return the last index.
+    Values at or above the last point return the last index.
     """
-    last = points.shape[0] - 1
-    if v < start:
-        k = int(v * linear / start)
-    else:
-        k = linear + int(math.log(v / start) / step)
-    k = min(max(k, 0), last)
-    while k > 0 and points[k] > v:
-        k -= 1
-    while k < last and points[k + 1] <= v:
-        k += 1
-    return k
+    low, high = 0, points.shape[0] - 1
+    if v >= points[high]:
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if points[middle] <= v:
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 @numba.njit(cache=True)
@@ -54,16 +48,16 @@ def split_pairs(
     a_mass: np.ndarray,
     b_values: np.ndarray,
     b_mass: np.ndarray,
-    start: float,
-    linear: int,
-    step: float,
     points: np.ndarray,
+    snap: float,
     out: np.ndarray,
     terms: np.ndarray,
 ) -> float:
     """Add every pair sum to ``out`` split onto ``points`` (mass and mean kept).
 
     ``terms[k]`` counts the products added to ``out[k]`` (for the rounding bound).
+    A sum above the last point, or below the first positive one, by a relative
+    ``snap`` at most (float error) is put on it.
     Both shares are computed from the differences to the two points, so each has
     a relative error of a few units of round-off. Returns the mass of sums beyond
     the last point (left out: the caller charges it to the fully revealing pair).
@@ -75,7 +69,7 @@ def split_pairs(
         if x == 0.0:
             continue
         a = a_values[i]
-        k = _cell(a + b_values[0], start, linear, step, points)
+        k = _cell(a + b_values[0], points)
         for j in range(b_values.shape[0]):
             w = x * b_mass[j]
             if w == 0.0:
@@ -84,11 +78,15 @@ def split_pairs(
             while k < last and points[k + 1] <= v:
                 k += 1
             if k == last:
-                if v == points[last]:
+                if v <= points[last] * (1.0 + snap):
                     out[last] += w
                     terms[last] += 1
                 else:
                     beyond += w
+                continue
+            if k == 0 and v >= points[1] * (1.0 - snap):
+                out[1] += w
+                terms[1] += 1
                 continue
             low = points[k]
             high = points[k + 1]
@@ -106,10 +104,8 @@ def merge_pairs(
     a_mass: np.ndarray,
     b_values: np.ndarray,
     b_mass: np.ndarray,
-    start: float,
-    linear: int,
-    step: float,
     points: np.ndarray,
+    snap: float,
     mass: np.ndarray,
     moment: np.ndarray,
     terms: np.ndarray,
@@ -121,7 +117,7 @@ def merge_pairs(
         if x == 0.0:
             continue
         a = a_values[i]
-        k = _cell(a + b_values[0], start, linear, step, points)
+        k = _cell(a + b_values[0], points)
         for j in range(b_values.shape[0]):
             w = x * b_mass[j]
             if w == 0.0:

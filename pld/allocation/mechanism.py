@@ -209,8 +209,9 @@ def random_allocation(
     else:
         step = validation.loss_grid_step(loss_grid_step)
     if upper_law is not None:
-        top = float(upper_law.values[-1])
-        work = 2 * sum(estimated_work(block, step, top) for block, _ in groups if block > 1)
+        work = 2 * sum(
+            estimated_work(upper_law, block, step, tail_mass) for block, _ in groups if block > 1
+        )
         check_grid_points(
             work / 8,
             f"random_allocation(rounds={rounds}, participations={participations}) on the "

@@ -52,6 +52,10 @@ def upper_round(mechanism: PLD) -> OneRound:
     log_q = np.log(mass) - loss
     q_mass = np.exp(log_q)
     rest = max(0.0, 1.0 - math.fsum(q_mass.tolist()))
+    if rest <= (atoms.mass_error + 8 * q_mass.size * 2.0**-53) * (1 - rest):
+        # Float noise of the masses, not an atom where P is 0: leaving it out is
+        # charged to the fully revealing pair (the Q-shortfall at the end).
+        rest = 0.0
     values = np.concatenate(([0.0], np.exp(loss)))
     masses = np.concatenate(([rest], q_mass))
     keep = masses > 0

@@ -55,6 +55,10 @@ STAGE_STEP_CAP = 16.0
 #: Unit round-off of float64.
 _UNIT = 2.0**-53
 
+#: Relative distance within which a sum above the last grid point is put on it
+#: (its float error; charged as a value error).
+SNAP = 64 * _UNIT
+
 _SIDES = ("upper", "lower")
 
 
@@ -68,12 +72,19 @@ class Grid:
     points: np.ndarray
 
     @classmethod
-    def covering(cls, start: float, linear: int, step: float, top: float) -> Grid:
-        """The grid whose last point is at or above ``top``."""
-        count = max(0, math.ceil(math.log(max(top, start) / start) / step)) + 2
-        points = np.concatenate(
-            (np.arange(linear) * (start / linear), start * np.exp(np.arange(count) * step))
+    def covering(cls, start: float, linear: int, step: float, bottom: float, top: float) -> Grid:
+        """The grid from ``bottom`` to ``top`` (the smallest positive and the largest sum).
+
+        Its points are 0, ``bottom``, the regular points strictly between, and
+        ``top``: no split moves mass outside the range of the sums.
+        """
+        count = max(1, math.ceil(math.log(max(top, start) / start) / step) + 1)
+        regular = np.concatenate(
+            (np.arange(1, linear) * (start / linear), start * np.exp(np.arange(count) * step))
         )
+        inside = regular[(regular > bottom) & (regular < top)]
+        ends = [bottom, top] if top > bottom else [bottom]
+        points = np.concatenate(([0.0], ends[:1], inside, ends[1:]))
         return cls(start, linear, step, points)
 
 
@@ -97,17 +108,18 @@ def stage_step(step: float, terms: int, total: int) -> float:
     return step * min(math.sqrt(total / terms), STAGE_STEP_CAP)
 
 
-def stage_grid(terms: int, step: float, total: int, top: float) -> Grid:
-    """The grid of a partial sum of ``terms`` ratios whose largest value is ``top``."""
+def stage_grid(terms: int, step: float, total: int, bottom: float, top: float) -> Grid:
+    """The grid of a partial sum of ``terms`` ratios with positive values in ``[bottom, top]``."""
     h = stage_step(step, terms, total)
-    return Grid.covering(float(terms), max(1, math.ceil(1 / h)), h, top)
+    return Grid.covering(float(terms), max(1, math.ceil(1 / h)), h, bottom, top)
 
 
 def final_grid(total: int, step: float, bottom: float, top: float) -> Grid:
     """Grid ``{0} + {total e^{k h}}`` (points of the loss grid) from below ``bottom`` to ``top``."""
-    first = math.floor(math.log(bottom / total) / step) if bottom > 0 else 0
+    first = math.floor(math.log(bottom * (1 + SNAP) / total) / step) if bottom > 0 else 0
     start = total * math.exp(first * step)
-    count = max(0, math.ceil(math.log(max(top, start) / start) / step)) + 2
+    # Sums within SNAP of the last point are placed on it (kernels.split_pairs).
+    count = max(0, math.ceil(math.log(max(top / (1 + SNAP), start) / start) / step)) + 1
     points = np.concatenate(([0.0], total * np.exp((first + np.arange(count)) * step)))
     return Grid(start, 1, step, points)
 
@@ -118,7 +130,7 @@ def combine(a: RatioLaw, b: RatioLaw, grid: Grid, side: str) -> RatioLaw:
 
     size = grid.points.size
     terms = np.zeros(size, dtype=np.int64)
-    args = (a.values, a.mass, b.values, b.mass, grid.start, grid.linear, grid.step, grid.points)
+    args = (a.values, a.mass, b.values, b.mass, grid.points, SNAP)
     if side == "upper":
         mass = np.zeros(size)
         split_pairs(*args, mass, terms)
@@ -136,7 +148,7 @@ def combine(a: RatioLaw, b: RatioLaw, grid: Grid, side: str) -> RatioLaw:
         mass[keep],
         a.terms + b.terms,
         a.mass_error + b.mass_error + rounding,
-        max(a.value_error, b.value_error) + 2 * _UNIT,
+        max(a.value_error, b.value_error) + 2 * _UNIT + SNAP,
     )
 
 
@@ -162,15 +174,22 @@ def trimmed(law: RatioLaw, total: int, budget: float) -> RatioLaw:
     return RatioLaw(law.values[keep], law.mass[keep], law.terms, law.mass_error, law.value_error)
 
 
-def estimated_work(total: int, step: float, top_ratio: float) -> float:
-    """Pairs of atoms the binary scheme visits for ``total`` ratios of largest value ``top_ratio``.
+def estimated_work(law: RatioLaw, total: int, step: float, tail_mass: float) -> float:
+    """Pairs of atoms the binary scheme is expected to visit for ``total`` copies of ``law``.
 
-    An upper estimate: each operand fills its whole stage grid.
+    A partial sum of m terms is expected on ``[m mean - 10 sqrt(m var), m + top]``
+    (``top``: the largest value that trimming keeps), its linear cells below m and
+    its geometric ones above.
     """
+    mean = float(np.sum(law.mass * law.values))
+    var = max(float(np.sum(law.mass * law.values**2)) - mean**2, 0.0)
+    top = float(trimmed(law, total, tail_mass / (4 * total.bit_length())).values[-1])
 
     def size(terms: int) -> float:
         h = stage_step(step, terms, total)
-        return math.ceil(1 / h) + math.log(max(top_ratio + terms, terms) / terms) / h + 2
+        lower = max(0.0, terms * mean - 10 * math.sqrt(terms * var))
+        linear = max(0.0, terms - lower) / terms * math.ceil(1 / h)
+        return linear + math.log((top + terms) / terms) / h + 2
 
     work, power, accumulated = 0.0, 1, 0
     remaining = total
@@ -219,17 +238,25 @@ def iid_sum(law: RatioLaw, total: int, step: float, side: str, tail_mass: float 
 def _rebinned(law: RatioLaw, step: float, total: int, side: str) -> RatioLaw:
     """One ratio on its stage grid (the base pair's atoms split or merged)."""
     zero = RatioLaw(np.zeros(1), np.ones(1), 0)
-    grid = stage_grid(1, step, total, float(law.values[-1]))
+    grid = stage_grid(1, step, total, _smallest_sum(law, zero), float(law.values[-1]))
     result = combine(law, zero, grid, side)
     return RatioLaw(result.values, result.mass, 1, result.mass_error, result.value_error)
 
 
 def _step(a: RatioLaw, b: RatioLaw, step: float, total: int, side: str) -> RatioLaw:
     terms = a.terms + b.terms
-    top = float(a.values[-1] + b.values[-1]) * (1 + 4 * _UNIT)
+    top = float(a.values[-1] + b.values[-1])
+    bottom = _smallest_sum(a, b)
     if terms < total:
-        return combine(a, b, stage_grid(terms, step, total, top), side)
-    nonzero_a = a.values[a.values > 0]
-    nonzero_b = b.values[b.values > 0]
-    smallest = min(nonzero_a[:1].tolist() + nonzero_b[:1].tolist(), default=0.0)
-    return combine(a, b, final_grid(total, step, smallest, top), side)
+        return combine(a, b, stage_grid(terms, step, total, bottom, top), side)
+    return combine(a, b, final_grid(total, step, bottom, top), side)
+
+
+def _smallest_sum(a: RatioLaw, b: RatioLaw) -> float:
+    """The smallest positive sum of an atom of ``a`` and one of ``b`` (values increase)."""
+    candidates = []
+    for first, second in ((a.values, b.values), (b.values, a.values)):
+        positive = first[first > 0]
+        if positive.size:
+            candidates.append(float(positive[0] + second[0]))
+    return min(candidates, default=0.0)
