@@ -27,6 +27,7 @@ import numpy as np
 
 from pld.allocation.sums import RatioLaw
 from pld.distribution import PLD, LossAtoms, below_every_profile, pair_from_hull, profile_hull
+from pld.numerics import UNIT_ROUNDOFF
 
 #: Losses above this (nats) are treated as +inf (upper: P moved to +inf; lower:
 #: dropped), so that sums of ``e^loss`` stay finite.
@@ -52,14 +53,16 @@ def upper_round(mechanism: PLD) -> OneRound:
     log_q = np.log(mass) - loss
     q_mass = np.exp(log_q)
     rest = max(0.0, 1.0 - math.fsum(q_mass.tolist()))
-    if rest <= (atoms.mass_error + 8 * q_mass.size * 2.0**-53) * (1 - rest):
+    if rest <= (atoms.mass_error + 8 * q_mass.size * UNIT_ROUNDOFF) * (1 - rest):
         # Float noise of the masses, not an atom where P is 0: leaving it out is
         # charged to the fully revealing pair (the Q-shortfall at the end).
         rest = 0.0
     values = np.concatenate(([0.0], np.exp(loss)))
     masses = np.concatenate(([rest], q_mass))
     keep = masses > 0
-    law = RatioLaw(values[keep], masses[keep], 1, atoms.mass_error + 4 * 2.0**-53, 2 * 2.0**-53)
+    law = RatioLaw(
+        values[keep], masses[keep], 1, atoms.mass_error + 4 * UNIT_ROUNDOFF, 2 * UNIT_ROUNDOFF
+    )
     return OneRound(law, min(p_infinity, 1.0))
 
 
@@ -109,5 +112,5 @@ def lower_round(mechanism: PLD) -> OneRound:
     values = np.concatenate(([0.0], np.exp(pair.loss)))
     masses = np.concatenate(([pair.q_minus_infinity], np.exp(pair.log_q)))
     keep = masses > 0
-    law = RatioLaw(values[keep], masses[keep], 1, 4 * 2.0**-53, 2 * 2.0**-53)
+    law = RatioLaw(values[keep], masses[keep], 1, 4 * UNIT_ROUNDOFF, 2 * UNIT_ROUNDOFF)
     return OneRound(law, float(pair.p_infinity))

@@ -49,11 +49,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pld.numerics import UNIT_ROUNDOFF
+
 #: Coarsest stage step, as a multiple of the final loss grid step.
 STAGE_STEP_CAP = 16.0
 
-#: Unit round-off of float64.
-_UNIT = 2.0**-53
+_UNIT = UNIT_ROUNDOFF
 
 #: Relative distance within which a sum above the last grid point is put on it
 #: (its float error; charged as a value error).

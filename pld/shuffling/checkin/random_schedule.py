@@ -37,13 +37,11 @@ import numpy as np
 
 from pld import validation
 from pld.distribution import PLD
+from pld.numerics import MAX_EPS0
 from pld.randomizers import FiniteRandomizer, Randomizer
 
 #: Largest output alphabet of a finite product randomizer analysed as such.
 MAX_PRODUCT_OUTPUTS = 4096
-
-#: Largest local parameter ``k eps0`` (nats) that pld.clones accepts.
-_MAX_EPS0 = 50.0
 
 
 def product_randomizer(randomizer: FiniteRandomizer, participations: int) -> FiniteRandomizer:
@@ -81,9 +79,9 @@ def random_schedule_round(
         )
     if randomizer is None:
         local = participations * eps0
-        if local > _MAX_EPS0:
+        if local > MAX_EPS0:
             raise ValueError(
-                f"participations * eps0 must be <= {_MAX_EPS0:g} nats for schedule='random' "
+                f"participations * eps0 must be <= {MAX_EPS0:g} nats for schedule='random' "
                 f"(got {local:g})"
             )
         return clones(n, local, loss_grid_step=loss_grid_step)
@@ -98,9 +96,9 @@ def random_schedule_round(
         product = product_randomizer(randomizer, participations)
         return shuffle(product, n, analysis, loss_grid_step=loss_grid_step)
     local = participations * randomizer.eps0
-    if not local <= _MAX_EPS0:
+    if not local <= MAX_EPS0:
         raise ValueError(
-            f"participations * eps0 of the randomizer must be <= {_MAX_EPS0:g} nats for "
+            f"participations * eps0 of the randomizer must be <= {MAX_EPS0:g} nats for "
             f"schedule='random' (got {local:g}); a finite randomizer with at most "
             f"{MAX_PRODUCT_OUTPUTS} product outputs is analysed exactly"
         )
