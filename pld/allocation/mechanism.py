@@ -218,8 +218,8 @@ def random_allocation(
             f"loss grid of step {step:g} nats",
             "increase loss_grid_step or participations",
         )
-    parts = []
+    operands = []
     for block, count in groups:
         one = mechanism if block == 1 else _one_participation(mechanism, block, step, tail_mass)
-        parts.append(one if count == 1 else one.self_compose(count))
-    return parts[0] if len(parts) == 1 else compose(*parts)
+        operands += [one] * count
+    return compose(*operands)  # one composition; identical operands share a spectrum power

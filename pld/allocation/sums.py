@@ -27,10 +27,10 @@ grid after each step:
 
 Grids. A partial sum of ``m`` terms lives on ``[0, m)`` in ``ceil(1 / h_m)``
 linear cells and above ``m`` on a geometric grid of ratio ``e^{h_m}``, with
-``h_m = h min(sqrt(t / m), STAGE_STEP_CAP)``: a split of a sum near ``m`` adds a
-mean-zero error of at most ``m h_m / 2``; summed over the ``t / m`` partial
-sums of a stage it moves ``Y`` by a standard deviation of at most ``h / 2``
-(bulk), so every stage costs about what the final grid costs, while a single
+``h_m = h min(max(sqrt(t / m), STAGE_STEP_FLOOR), STAGE_STEP_CAP)``: a split of a
+sum near ``m`` adds a mean-zero error of at most ``m h_m / 2``; summed over the
+``t / m`` partial sums of a stage it moves ``Y`` by a standard deviation of about
+``h / 2`` (bulk; ``STAGE_STEP_FLOOR`` times that for the last stages), while a single
 dominant term (the tail) sees relative errors up to ``h_m``, second order in
 delta because means are kept. The last step goes straight to the final grid
 ``t e^{k h}`` (points of the loss grid ``k h``).
@@ -53,6 +53,11 @@ from pld.numerics import UNIT_ROUNDOFF
 
 #: Coarsest stage step, as a multiple of the final loss grid step.
 STAGE_STEP_CAP = 16.0
+
+#: Finest stage step, as a multiple of the final loss grid step (splits keep
+#: means, so their error is second order: measured on the Gaussian, 4 instead of 1
+#: widens brackets from ~2e-6 to ~5e-6 relative at T = 10 and runs 3-4x faster).
+STAGE_STEP_FLOOR = 4.0
 
 _UNIT = UNIT_ROUNDOFF
 
@@ -106,7 +111,7 @@ class RatioLaw:
 
 def stage_step(step: float, terms: int, total: int) -> float:
     """Relative grid step of a partial sum of ``terms`` of ``total`` ratios."""
-    return step * min(math.sqrt(total / terms), STAGE_STEP_CAP)
+    return step * min(max(math.sqrt(total / terms), STAGE_STEP_FLOOR), STAGE_STEP_CAP)
 
 
 def stage_grid(terms: int, step: float, total: int, bottom: float, top: float) -> Grid:
