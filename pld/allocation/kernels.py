@@ -5,10 +5,10 @@ Q-masses ``w_i``. Convolving two laws visits every pair ``(i, j)``, whose sum
 ``v = a_i + b_j`` carries mass ``w = x_i y_j``, and puts it on a grid
 (:class:`pld.allocation.sums.Grid`: points ``g_0 = 0 < g_1 < ...``):
 
-* :func:`split_pairs` (the dominating side) splits ``w`` between the two grid
-  points around ``v`` so that mass and mean are kept (``w (g_{k+1} - v) / (g_{k+1}
-  - g_k)`` at ``g_k``, the rest at ``g_{k+1}``);
-* :func:`merge_pairs` (the dominated side) adds ``w`` and ``w v`` to the cell
+* split (the dominating side, :func:`scatter_pairs` with ``merge=False``) splits
+  ``w`` between the two grid points around ``v`` so that mass and mean are kept
+  (``w (g_{k+1} - v) / (g_{k+1} - g_k)`` at ``g_k``, the rest at ``g_{k+1}``);
+* merge (the dominated side, ``merge=True``) adds ``w`` and ``w v`` to the cell
   ``[g_k, g_{k+1})`` (the last cell is unbounded).
 
 The values of each operand increase, so for a fixed ``a_i`` the cell index only
@@ -43,24 +43,52 @@ def _cell(v: float, points: np.ndarray) -> int:
 
 
 @numba.njit(cache=True)
-def split_pairs(
+def _split(
+    v: float, w: float, k: int, points: np.ndarray, snap: float, out: np.ndarray, terms: np.ndarray
+) -> float:
+    """Split ``w`` at ``v`` (in cell k) onto its two points; returns ``w`` if beyond the last."""
+    last = points.shape[0] - 1
+    if k == last:
+        if v > points[last] * (1.0 + snap):
+            return w
+        out[last] += w
+        terms[last] += 1
+    elif k == 0 and v >= points[1] * (1.0 - snap):
+        out[1] += w
+        terms[1] += 1
+    else:
+        low = points[k]
+        high = points[k + 1]
+        width = high - low
+        out[k] += w * ((high - v) / width)
+        out[k + 1] += w * ((v - low) / width)
+        terms[k] += 1
+        terms[k + 1] += 1
+    return 0.0
+
+
+@numba.njit(cache=True)
+def scatter_pairs(
     a_values: np.ndarray,
     a_mass: np.ndarray,
     b_values: np.ndarray,
     b_mass: np.ndarray,
     points: np.ndarray,
     snap: float,
-    out: np.ndarray,
+    merge: bool,
+    mass: np.ndarray,
+    moment: np.ndarray,
     terms: np.ndarray,
 ) -> float:
-    """Add every pair sum to ``out`` split onto ``points`` (mass and mean kept).
+    """Put every pair sum on the grid: split (``merge`` false) or merged into its cell.
 
-    ``terms[k]`` counts the products added to ``out[k]`` (for the rounding bound).
-    A sum above the last point, or below the first positive one, by a relative
-    ``snap`` at most (float error) is put on it.
-    Both shares are computed from the differences to the two points, so each has
-    a relative error of a few units of round-off. Returns the mass of sums beyond
-    the last point (left out: the caller charges it to the fully revealing pair).
+    Split: ``mass`` receives both shares, each computed from the differences to
+    the two points (a relative error of a few units of round-off); a sum above
+    the last point, or below the first positive one, by a relative ``snap`` at
+    most (float error) is put on it. Merge: ``mass`` and ``moment`` receive the
+    mass and mass times value of the cell. ``terms[k]`` counts the products added
+    to cell or point k (for the rounding bound). Returns the split mass beyond the
+    last point (left out: the caller charges it to the fully revealing pair).
     """
     last = points.shape[0] - 1
     beyond = 0.0
@@ -77,54 +105,10 @@ def split_pairs(
             v = a + b_values[j]
             while k < last and points[k + 1] <= v:
                 k += 1
-            if k == last:
-                if v <= points[last] * (1.0 + snap):
-                    out[last] += w
-                    terms[last] += 1
-                else:
-                    beyond += w
-                continue
-            if k == 0 and v >= points[1] * (1.0 - snap):
-                out[1] += w
-                terms[1] += 1
-                continue
-            low = points[k]
-            high = points[k + 1]
-            width = high - low
-            out[k] += w * ((high - v) / width)
-            out[k + 1] += w * ((v - low) / width)
-            terms[k] += 1
-            terms[k + 1] += 1
+            if merge:
+                mass[k] += w
+                moment[k] += w * v
+                terms[k] += 1
+            else:
+                beyond += _split(v, w, k, points, snap, mass, terms)
     return beyond
-
-
-@numba.njit(cache=True)
-def merge_pairs(
-    a_values: np.ndarray,
-    a_mass: np.ndarray,
-    b_values: np.ndarray,
-    b_mass: np.ndarray,
-    points: np.ndarray,
-    snap: float,
-    mass: np.ndarray,
-    moment: np.ndarray,
-    terms: np.ndarray,
-) -> None:
-    """Add every pair sum's mass and mass times value to its cell (``terms`` counts them)."""
-    last = points.shape[0] - 1
-    for i in range(a_values.shape[0]):
-        x = a_mass[i]
-        if x == 0.0:
-            continue
-        a = a_values[i]
-        k = _cell(a + b_values[0], points)
-        for j in range(b_values.shape[0]):
-            w = x * b_mass[j]
-            if w == 0.0:
-                continue
-            v = a + b_values[j]
-            while k < last and points[k + 1] <= v:
-                k += 1
-            mass[k] += w
-            moment[k] += w * v
-            terms[k] += 1

@@ -132,21 +132,19 @@ def final_grid(total: int, step: float, bottom: float, top: float) -> Grid:
 
 def combine(a: RatioLaw, b: RatioLaw, grid: Grid, side: str) -> RatioLaw:
     """The law of the sum of independent ``a`` and ``b`` on ``grid`` (split or merge)."""
-    from pld.allocation.kernels import merge_pairs, split_pairs
+    from pld.allocation.kernels import scatter_pairs
 
     size = grid.points.size
     terms = np.zeros(size, dtype=np.int64)
-    args = (a.values, a.mass, b.values, b.mass, grid.points, SNAP)
-    if side == "upper":
-        mass = np.zeros(size)
-        split_pairs(*args, mass, terms)
-        values = grid.points
-    else:
-        mass = np.zeros(size)
-        moment = np.zeros(size)
-        merge_pairs(*args, mass, moment, terms)
+    mass = np.zeros(size)
+    moment = np.zeros(size)
+    merge = side == "lower"
+    scatter_pairs(a.values, a.mass, b.values, b.mass, grid.points, SNAP, merge, mass, moment, terms)
+    if merge:
         with np.errstate(divide="ignore", invalid="ignore"):
             values = np.where(mass > 0, moment / mass, 0.0)
+    else:
+        values = grid.points
     keep = mass > 0
     rounding = (float(terms.max(initial=0)) + 4) * _UNIT
     return RatioLaw(
