@@ -5,7 +5,10 @@ Upper: the first direction's upper atoms of the mechanism's PLD (P-mass
 the rest of Q where P is 0) are a pair that dominates the mechanism's pair at
 every ``alpha >= 0`` (docs/architecture.md, "The contract"): the engine's
 split and truncations each dominate. Each loss is raised by the atoms'
-``loss_error`` (Q lowered, P kept: dominating again).
+``loss_error`` (Q lowered, P kept: dominating again). Masses adding up to more
+than 1 (a symmetric PLD keeps the pointwise maximum of both directions' pmfs)
+are scaled down by their total S and ``1 - 1/S`` goes to the fully revealing
+pair: ``H/S + 1 - 1/S >= H``.
 
 Lower: the lower atoms are a pair below the true one at every ``alpha``
 (merges, and moves to a lower loss that keep Q and drop P), not a genuine pair
@@ -50,8 +53,15 @@ def upper_round(mechanism: PLD) -> OneRound:
     big = loss > LARGEST_LOSS
     p_infinity = float(atoms.infinity_mass + mass[big].sum())
     loss, mass = loss[~big], mass[~big]
-    log_q = np.log(mass) - loss
-    q_mass = np.exp(log_q)
+    q_mass = np.exp(np.log(mass) - loss)
+    # A pair declared symmetric keeps the pointwise maximum of both directions'
+    # pmfs, whose masses may add up to more than 1 (by at most the symmetry
+    # tolerance). Scaling by 1/S and adding 1 - 1/S to the fully revealing pair
+    # gives a genuine pair with H' = H/S + 1 - 1/S >= H >= the true curve.
+    total = max(math.fsum(mass.tolist()) + p_infinity, math.fsum(q_mass.tolist()))
+    if total > 1:
+        mass, q_mass = mass / total, q_mass / total
+        p_infinity = p_infinity / total + (1 - 1 / total)
     rest = max(0.0, 1.0 - math.fsum(q_mass.tolist()))
     if rest <= (atoms.mass_error + 8 * q_mass.size * UNIT_ROUNDOFF) * (1 - rest):
         # Float noise of the masses, not an atom where P is 0: leaving it out is
