@@ -75,6 +75,13 @@ def _add_common_options(parser: argparse.ArgumentParser, names: Sequence[str]) -
         help="the mechanism of one round (listed below)",
     )
     add_accuracy_options(parser)
+    parser.add_argument(
+        "--allocation",
+        default=None,
+        metavar="T:k",
+        help="random allocation: each user takes part in k of T rounds chosen at random "
+        "(pld.random_allocation of the mechanism, add/remove); --rounds then counts epochs",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -152,6 +159,39 @@ def _build_parser(specs: Mapping[str, MechanismSpec]) -> argparse.ArgumentParser
     return parser
 
 
+def _allocation(text: str | None) -> tuple[int, int] | None:
+    """``T:k`` of ``--allocation`` (None when not given)."""
+    if text is None:
+        return None
+    parts = text.split(":")
+    if len(parts) == 1:
+        parts.append("1")
+    try:
+        rounds, participations = (int(part) for part in parts)
+    except ValueError:
+        raise UsageError(
+            f"--allocation must be T:k with integers 1 <= k <= T (got {text!r})"
+        ) from None
+    if len(parts) != 2 or not 1 <= participations <= rounds:
+        raise UsageError(f"--allocation must be T:k with integers 1 <= k <= T (got {text!r})")
+    return rounds, participations
+
+
+def _allocated(build: Any, allocation: tuple[int, int] | None) -> Any:
+    """``build`` followed by random allocation (``build`` itself without one)."""
+    if allocation is None:
+        return build
+    from pld.allocation import random_allocation
+
+    rounds, participations = allocation
+
+    def allocated(**options: Any) -> Any:
+        return random_allocation(build(**options), rounds=rounds, participations=participations)
+
+    allocated.calibration_names = getattr(build, "calibration_names", {})
+    return allocated
+
+
 def _composed(args: argparse.Namespace) -> Any:
     """The T-round PLD that a ``delta``/``epsilon`` command asks about."""
     from pld.progress import progress_bar
@@ -161,7 +201,7 @@ def _composed(args: argparse.Namespace) -> Any:
     rounds = validation.integer_at_least("rounds", args.rounds, 1)
     with progress_bar(total=2 if rounds > 1 else 1, desc=args.mechanism, unit="step") as bar:
         bar.set_postfix_str("one round")
-        loss = spec.build(**options)
+        loss = _allocated(spec.build, _allocation(args.allocation))(**options)
         bar.update(1)
         if rounds > 1:
             bar.set_postfix_str(f"{rounds} rounds")
@@ -206,7 +246,7 @@ def _run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
     if args.loss_grid_step is not None:
         fixed["loss_grid_step"] = args.loss_grid_step
     result = calibrate(
-        spec.build,
+        _allocated(spec.build, _allocation(args.allocation)),
         free,
         target_eps=args.target_eps,
         target_delta=args.target_delta,

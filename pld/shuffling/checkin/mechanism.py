@@ -63,7 +63,7 @@ CLONES_TAIL_MASS = 1e-16
 @refinable
 def checkin(
     n: int,
-    p: float,
+    p: float | None = None,
     eps0: float | None = None,
     *,
     randomizer: Randomizer | None = None,
@@ -74,6 +74,9 @@ def checkin(
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
     exact_counts: int | None = None,
     max_base_count: int | None = None,
+    schedule: str = "poisson",
+    window: int | None = None,
+    participations: int = 1,
 ) -> PLD:
     """One round of shuffled check-in (Liew et al. 2022, Algorithm 1).
 
@@ -91,7 +94,7 @@ def checkin(
     n : int
         Number of users, >= 1 (under add/remove: of the dataset without the target).
     p : float
-        Check-in probability in (0, 1] (in (0, 1) for add/remove).
+        Check-in probability in (0, 1] (in (0, 1) for add/remove); ``schedule="poisson"`` only.
     eps0 : float, optional
         Local privacy parameter of an arbitrary randomizer, nats, in (0, 50].
     randomizer : pld.randomizers.Randomizer, optional
@@ -118,6 +121,16 @@ def checkin(
         Counts above it are bounded with the base of ``max_base_count`` reports (valid,
         looser). Without it, a binomial bulk whose largest count needs a base beyond
         ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up front.
+    schedule : {"poisson", "random"}
+        ``"poisson"``: each user checks in to this round with probability ``p``.
+        ``"random"``: each user checks in to exactly ``participations`` of the
+        ``window`` rounds of a window, chosen uniformly at random; the PLD is then
+        one whole window (:mod:`pld.shuffling.checkin.random_schedule`: one
+        shuffle of n users of the k-fold product randomizer; replace-one only).
+    window : int
+        Rounds T of a window (``schedule="random"``), >= ``participations``.
+    participations : int
+        Check-ins k of each user per window (``schedule="random"``), >= 1.
 
     Returns
     -------
@@ -130,6 +143,17 @@ def checkin(
         raise ValueError(
             "give exactly one of eps0 (a local privacy parameter in (0, 50] nats) and "
             "randomizer (a pld.randomizers randomizer)"
+        )
+    schedule = validation.one_of("schedule", schedule, ("poisson", "random"))
+    if schedule == "random":
+        return _random_schedule(
+            n, p, eps0, randomizer, analysis, window, participations, adjacency, loss_grid_step
+        )
+    if p is None:
+        raise ValueError("p (the check-in probability, in (0, 1]) is needed for schedule='poisson'")
+    if window is not None or participations != 1:
+        raise ValueError(
+            "window and participations are for schedule='random' (got schedule='poisson')"
         )
     if randomizer is not None:
         from pld.shuffling import ANALYSES, shuffle
@@ -164,6 +188,37 @@ def checkin(
         count_tolerance=count_tolerance,
         exact=exact,
         max_base_count=max_base_count,
+    )
+
+
+def _random_schedule(
+    n: int,
+    p: float | None,
+    eps0: float | None,
+    randomizer: Randomizer | None,
+    analysis: str,
+    window: int | None,
+    participations: int,
+    adjacency: str,
+    loss_grid_step: float | None,
+) -> PLD:
+    """``checkin(..., schedule="random")``: one window (:mod:`.random_schedule`)."""
+    from pld.shuffling.checkin.random_schedule import random_schedule_round
+    from pld.shuffling.shuffler import ANALYSES
+
+    if p is not None:
+        raise ValueError(
+            "p is for schedule='poisson'; schedule='random' takes window and participations"
+        )
+    if window is None:
+        raise ValueError(
+            "window (the rounds T of a window, an integer >= 1) is needed for schedule='random'"
+        )
+    analysis = validation.one_of("analysis", analysis, ANALYSES)
+    if eps0 is not None:
+        eps0 = validation.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+    return random_schedule_round(
+        n, eps0, randomizer, analysis, window, participations, adjacency, loss_grid_step
     )
 
 
