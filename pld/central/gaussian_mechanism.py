@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from pld import validation
-from pld.distribution import PLD, TailMoments, from_pmfs, refinable
+from pld.distribution import PLD, TailMoments, from_symmetric_pair, refinable
 from pld.engine import check_grid_points, choose_loss_grid_step
 
 #: Default P-mass of the loss left outside the grid per round, both tails (charged to +inf).
@@ -109,11 +109,9 @@ def gaussian(
     outside_q = math.exp(log_ndtr(-(edges[-1] + mu) / spread)) + math.exp(
         log_ndtr((edges[0] + mu) / spread)
     )
-    loss = from_pmfs(
+    loss = from_symmetric_pair(
         log_p,
         log_q,
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=outside_p,
         truncated_mass_q=outside_q,

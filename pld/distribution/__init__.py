@@ -2,7 +2,8 @@
 
 * :class:`PLD` (both directions, upper and lower bounds, its queries), :func:`compose`,
   :func:`load` (:mod:`pld.distribution.loss_distribution`);
-* :func:`from_pmfs`, :func:`from_bounds`: the contract every mechanism builds on
+* :func:`from_pmfs`, :func:`from_bounds`: the contract every mechanism builds on, and
+  :func:`from_symmetric_pair` for the library's pairs symmetric by construction
   (:mod:`pld.distribution.construction`);
 * :func:`from_privacy_profile` and the connect-the-dots pair of a privacy profile
   (:mod:`pld.distribution.profile`);
@@ -23,6 +24,7 @@ _EXPORTS = {
     "compose": "pld.distribution.loss_distribution",
     "load": "pld.distribution.loss_distribution",
     "from_pmfs": "pld.distribution.construction",
+    "from_symmetric_pair": "pld.distribution.construction",
     "from_bounds": "pld.distribution.construction",
     "refinable": "pld.distribution.recipes",
     "AccuracyWarning": "pld.distribution.refinement",

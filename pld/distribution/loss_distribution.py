@@ -373,8 +373,13 @@ class PLD:
         lower, upper = self.delta_bounds(values, rel_accuracy=rel_accuracy)
         return np.column_stack([values, lower, upper])
 
-    def atoms(self, bound: str = "upper") -> list[LossAtoms]:
-        """The atoms of each direction (P->Q first, then Q->P unless symmetric).
+    def directions(self, bound: str = "upper") -> tuple[LossPmf, ...]:
+        """The discrete privacy-loss pmf of each direction, for one bound.
+
+        P->Q first, then Q->P unless the PLD is :attr:`symmetric` (its one direction
+        then bounds both). Each is a :class:`pld.engine.LossPmf`: masses at the losses
+        ``(offset + j) * loss_grid_step`` nats, the mass at +inf and the error terms
+        its queries charge (docs/error-bounds.md); :meth:`atoms` as plain arrays.
 
         Parameters
         ----------
@@ -383,20 +388,21 @@ class PLD:
         """
         if not isinstance(bound, str) or bound not in ("upper", "lower"):
             raise ValueError(f"bound must be 'upper' or 'lower' (got {bound!r})")
-        result = []
-        for direction in self._directions:
-            pmf = direction.upper if bound == "upper" else direction.lower
-            keep = pmf.masses > 0
-            result.append(
-                LossAtoms(
-                    pmf.losses[keep],
-                    pmf.masses[keep],
-                    pmf.infinity_mass,
-                    pmf.loss_error,
-                    pmf.mass_error,
-                )
+        return tuple(getattr(direction, bound) for direction in self._directions)
+
+    def atoms(self, bound: str = "upper") -> list[LossAtoms]:
+        """The atoms of each direction (P->Q first, then Q->P unless symmetric), of the
+        ``bound`` ("upper" or "lower") discretisation, as in :meth:`directions`."""
+        return [
+            LossAtoms(
+                pmf.losses[pmf.masses > 0],
+                pmf.masses[pmf.masses > 0],
+                pmf.infinity_mass,
+                pmf.loss_error,
+                pmf.mass_error,
             )
-        return result
+            for pmf in self.directions(bound)
+        ]
 
     def rdp(
         self, orders: Sequence[float] | np.ndarray, *, infinity_loss: float = math.inf

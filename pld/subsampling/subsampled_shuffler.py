@@ -75,7 +75,7 @@ from pld.distribution import (
     DiscretePair,
     check_eps_grid,
     from_bounds,
-    from_pmfs,
+    from_symmetric_pair,
     pair_from_hull,
     profile_hull,
     refinable,
@@ -453,12 +453,8 @@ def subsample(
     if eps_grid is not None:
         _warn_if_loose(upper_curves, rate, upper)
     lower = _lower_pair(base_curves(base, "lower"), rate, grid, step)
-    upper_pld = from_pmfs(
-        *upper.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-    )
-    lower_pld = from_pmfs(
-        *lower.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-    )
+    upper_pld = from_symmetric_pair(*upper.log_pmfs(), loss_grid_step=step)
+    lower_pld = from_symmetric_pair(*lower.log_pmfs(), loss_grid_step=step)
     return from_bounds(upper=upper_pld, lower=lower_pld)
 
 

@@ -87,7 +87,7 @@ import math
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, from_pmfs, refinable
+from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import check_grid_points
 from pld.numerics import binomial
 from pld.shuffling.clones.cells import (
@@ -281,21 +281,17 @@ def clones(
                 "use truncation='quantile'"
             )
         log_p, log_q = _lattice_log_pmfs(pair)
-        return from_pmfs(
+        return from_symmetric_pair(
             log_p,
             log_q,
-            symmetric=True,
-            _symmetric_by_construction=True,
             loss_grid_step=loss_grid_step,
             max_loss=pair.eps0,
             mass_relative_error=_lattice_mass_error(pair),
         )
     merged = _cells(pair, truncation, tail_mass, loss_grid_step)
-    return from_pmfs(
+    return from_symmetric_pair(
         merged.log_p,
         merged.log_q,
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=merged.step,
         truncated_mass_p=merged.truncated_mass,
         truncated_mass_q=merged.truncated_mass,
