@@ -70,6 +70,7 @@ from typing import Any
 
 from pld import validation
 from pld.distribution import DEFAULT_REL_ACCURACY, PLD, AccuracyWarning, check_rel_accuracy
+from pld.engine import BudgetError
 from pld.numerics import MAX_EPS0
 
 logger = logging.getLogger(__name__)
@@ -357,10 +358,12 @@ def calibrate(
             loss = one_round(**{keyword: value})
             return loss if rounds == 1 else loss.self_compose(rounds)
         except ValueError as error:
-            raise ValueError(
-                f"calibrating {param}, at {param}={value:g}: {error} (narrow the search "
-                "range with bounds=)"
-            ) from error
+            # Bad input and refusals by the work budget keep their type.
+            message = f"calibrating {param}, at {param}={value:g}: {error}"
+            if isinstance(error, BudgetError):
+                message += ", or narrow the search range with bounds=(low, high)"
+                raise BudgetError(message, estimate=error.estimate, budget=error.budget) from error
+            raise ValueError(f"{message} (narrow the search range with bounds=)") from error
 
     outcomes: dict[int, float] = {}
     lowers: dict[int, float] = {}

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pld import validation
-from pld.engine import MAX_REFINED_GRID_SIZE
+from pld.engine import MAX_REFINED_GRID_SIZE, MIN_LOSS_GRID_STEP, BudgetError
 
 if TYPE_CHECKING:
     from pld.distribution.loss_distribution import PLD
@@ -288,6 +288,15 @@ def refine(
         size = current.grid_size
         while factor_log2 > 0 and size * 2**factor_log2 > MAX_REFINED_GRID_SIZE:
             factor_log2 -= 1
+        while factor_log2 > 0 and current.loss_grid_step / 2**factor_log2 < MIN_LOSS_GRID_STEP:
+            factor_log2 -= 1
+        if factor_log2 == 0 and budget >= current.tail_budget and size <= MAX_REFINED_GRID_SIZE / 2:
+            _warn(
+                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
+                f"loss_grid_step={current.loss_grid_step:.3g}, the finest grid step accepted "
+                f"being {MIN_LOSS_GRID_STEP:g} nats"
+            )
+            return lower, upper
         if factor_log2 == 0 and budget >= current.tail_budget:
             _warn(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
@@ -299,7 +308,7 @@ def refine(
         factor = 2**factor_log2
         try:
             candidate = current.rebuilt(current.loss_grid_step / factor, tail_mass=budget)
-        except (ValueError, MemoryError) as error:
+        except (BudgetError, MemoryError) as error:
             _warn(
                 f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
                 f"loss_grid_step={current.loss_grid_step:.3g}; refinement refused: {error}"

@@ -42,7 +42,7 @@ import math
 
 from pld import validation
 from pld.distribution import PLD, refinable
-from pld.engine import BudgetError
+from pld.engine import BudgetError, budget_advice
 from pld.numerics import MAX_EPS0
 from pld.randomizers import Randomizer
 from pld.shuffling.checkin.exact import ExactCounts, exact_count_limit
@@ -259,8 +259,7 @@ def _check_bases(
     except BudgetError as refusal:
         raise BudgetError(
             f"{what}, beyond the work budget of pld.clones (about {refusal.estimate:.3g} grid "
-            f"points, budget {refusal.budget:.3g}); {knob}, or raise the budget with the "
-            "environment variable PLD_MAX_GRID_POINTS",
+            f"points, budget {refusal.budget:.3g}); {knob}, or {budget_advice(refusal.estimate)}",
             estimate=refusal.estimate,
             budget=refusal.budget,
         ) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -293,21 +293,65 @@ def _work_estimate(pair: _ClonesPair, truncation: str, tail_mass: float) -> tupl
     return rows, rows * widest
 
 
+def _work_points(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> float:
+    """The work of a construction in grid points: each lattice point walked
+    (:func:`_work_estimate`) costs ``1 / LATTICE_POINTS_PER_GRID_POINT`` grid point, plus
+    the per-row arrays and the cells of [-ε0, ε0]."""
+    rows, lattice = _work_estimate(pair, truncation, tail_mass)
+    cells = DEFAULT_MAX_CELLS if step is None else 2 * pair.eps0 / step
+    return lattice / LATTICE_POINTS_PER_GRID_POINT + 8 * rows + cells
+
+
+def _largest_n(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> int:
+    """The largest n whose construction fits the budget (0 if none), other settings kept."""
+    limit = max_grid_points()
+
+    def fits(n: int) -> bool:
+        return _work_points(replace(pair, n=n), truncation, tail_mass, step) <= limit
+
+    if not fits(1):
+        return 0
+    low, high = 1, pair.n  # fits(low), not fits(high): the work grows with n
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
+
+
 def _check_work(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> None:
     """Refuse, before any allocation, a construction beyond the work and memory budget.
 
-    Each lattice point walked (:func:`_work_estimate`) costs
-    ``1 / LATTICE_POINTS_PER_GRID_POINT`` grid point, plus the per-row arrays and
-    the cells of [-ε0, ε0].
+    The refusal names what fits the budget with the other settings kept: the largest
+    n (a bound for n users holds for any larger population), the quantile windows
+    when Hoeffding's were asked, a larger ``tail_mass`` or ``loss_grid_step`` when
+    they suffice (:func:`_work_points`).
     """
+    points = _work_points(pair, truncation, tail_mass, step)
+    if points <= max_grid_points():
+        return
     rows, lattice = _work_estimate(pair, truncation, tail_mass)
-    cells = DEFAULT_MAX_CELLS if step is None else 2 * pair.eps0 / step
+    limit = max_grid_points()
+    knobs = []
+    if step is not None and 2 * pair.eps0 / step > limit / 2:
+        # The cells of [-eps0, eps0] alone take half the budget: a grid of limit / 16 cells.
+        step = 32 * pair.eps0 / limit
+        knobs.append(f"loss_grid_step={step:.3g} or larger")
+    largest = _largest_n(pair, truncation, tail_mass, step)
+    if 0 < largest < pair.n:
+        clause = f"n={largest} or less (the bound for n users also holds for any larger population)"
+        knobs.append(f"{knobs.pop()} with {clause}" if knobs else clause)
+    if truncation == "hoeffding" and _work_points(pair, "quantile", tail_mass, step) <= limit:
+        knobs.append("truncation='quantile'")
+    if truncation != "exact":
+        larger = [1e-3 * 10.0**-k for k in range(9, -1, -1) if 1e-3 * 10.0**-k > tail_mass]
+        fitting = [t for t in larger if _work_points(pair, truncation, t, step) <= limit]
+        if fitting:
+            knobs.append(f"tail_mass={fitting[0]:g} (a looser bound)")
     check_grid_points(
-        lattice / LATTICE_POINTS_PER_GRID_POINT + 8 * rows + cells,
+        points,
         f"clones(n={pair.n}, eps0={pair.eps0:g}) (about {lattice:.3g} lattice points to walk "
         f"in {rows:.3g} rows)",
-        "use a smaller n (the result for n users also bounds any larger n) or "
-        "truncation='quantile'",
+        "use " + ", or ".join(knobs) if knobs else "no other setting of clones fits",
     )
 
 

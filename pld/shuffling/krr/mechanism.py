@@ -77,8 +77,8 @@ import numpy as np
 from scipy.special import gammaln, xlogy
 
 from pld import validation
-from pld.distribution import PLD, from_bounds, from_pmfs, refinable
-from pld.engine import DEFAULT_LOSS_GRID_STEP, SNAP_RELATIVE
+from pld.distribution import PLD, from_bounds, from_pmfs, from_symmetric_pair, refinable
+from pld.engine import DEFAULT_LOSS_GRID_STEP, SNAP_RELATIVE, BudgetError
 from pld.numerics import UNIT_ROUNDOFF
 from pld.numerics import binomial as binom
 from pld.shuffling.krr.cells import (
@@ -212,9 +212,11 @@ def krr_view_pmfs(
     else:
         count = sum((m + 1) * (m + 2) // 2 for m in range(1, n + 1))
     if count > MAX_EXACT_OUTCOMES:
-        raise ValueError(
+        raise BudgetError(
             f"n = {n} gives {count} outcomes, more than the exact limit {MAX_EXACT_OUTCOMES}; "
-            "use pld.krr, which truncates and merges them"
+            "use pld.krr, which truncates and merges them",
+            estimate=count,
+            budget=MAX_EXACT_OUTCOMES,
         )
     if adversary == "strong":
         size = np.repeat(np.arange(1, n + 1), np.arange(2, n + 2))
@@ -303,9 +305,7 @@ def krr(
     loss_grid_step = validation.optional_loss_grid_step(loss_grid_step)
     if gamma == 1.0:
         step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
-        return from_pmfs(
-            [0.0], [0.0], symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-        )
+        return from_symmetric_pair([0.0], [0.0], loss_grid_step=step)
     max_loss = ldp_epsilon(k, gamma) if adversary == "weak" else None
     upper, lower = _components(n, k, gamma, adversary, tail_mass, max_atoms)
     cells, step = _merge_on_default_grid(upper, loss_grid_step, tail_mass)
@@ -431,9 +431,10 @@ def krr_tail_delta(
     else:
         exact, blocked = _components(n, k, gamma, adversary, tail_mass, MAX_TAIL_ATOMS)
         if blocked is not None:
-            raise ValueError(
+            raise BudgetError(
                 f"n = {n} is too large for the exact tail comparison "
-                f"(more than {MAX_TAIL_ATOMS} atoms)"
+                f"(more than {MAX_TAIL_ATOMS} atoms)",
+                budget=MAX_TAIL_ATOMS,
             )
         cells, step = _merge_on_default_grid(exact, loss_grid_step, tail_mass)
     # P-law of the loss rounded up to the grid: cell j goes to (j + 1) h. As a pair
