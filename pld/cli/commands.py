@@ -32,11 +32,13 @@ from pld.cli.common import (
     format_table,
     mechanism_options,
     mechanism_parser,
+    refusal_in_flags,
 )
 from pld.cli.curve import add_curve_command
 from pld.cli.mechanisms import FAMILIES
-from pld.cli.spec import MechanismSpec
+from pld.cli.spec import MechanismSpec, integer
 from pld.distribution import AccuracyWarning
+from pld.engine import BudgetError
 
 #: Commands that take ``--mechanism`` (and so import the mechanism modules).
 MECHANISM_COMMANDS = ("delta", "epsilon", "calibrate", "curve")
@@ -101,13 +103,13 @@ def _build_parser(specs: Mapping[str, MechanismSpec]) -> argparse.ArgumentParser
 
     delta = add_command(commands, "delta", "delta(eps) after T rounds", specs)
     _add_common_options(delta, names)
-    delta.add_argument("--rounds", type=int, default=1, help="number of rounds T (default 1)")
+    delta.add_argument("--rounds", type=integer, default=1, help="number of rounds T (default 1)")
     delta.add_argument("--eps", type=float, nargs="+", required=True, help="eps values (nats)")
     delta.set_defaults(handler=_run_delta)
 
     epsilon = add_command(commands, "epsilon", "eps(delta) after T rounds", specs)
     _add_common_options(epsilon, names)
-    epsilon.add_argument("--rounds", type=int, default=1, help="number of rounds T (default 1)")
+    epsilon.add_argument("--rounds", type=integer, default=1, help="number of rounds T (default 1)")
     epsilon.add_argument("--delta", type=float, required=True, help="target delta in (0, 1]")
     epsilon.set_defaults(handler=_run_epsilon)
 
@@ -126,7 +128,7 @@ def _build_parser(specs: Mapping[str, MechanismSpec]) -> argparse.ArgumentParser
         "participation (check-in probability p)",
     )
     calibrate.add_argument(
-        "--rounds", type=int, default=None, help="number of rounds T (default 1)"
+        "--rounds", type=integer, default=None, help="number of rounds T (default 1)"
     )
     calibrate.add_argument("--target-eps", type=float, required=True, help="target eps (nats)")
     calibrate.add_argument(
@@ -311,7 +313,8 @@ def _main(argv: list[str]) -> int:
     quiet = QUIET_FLAG in argv
     try:
         specs = MechanismSpecs() if _command_of(argv) in MECHANISM_COMMANDS else {}
-        args, extra = _build_parser(specs).parse_known_args(argv)
+        parser = _build_parser(specs)
+        args, extra = parser.parse_known_args(argv)
         if extra and args.command not in MECHANISM_COMMANDS:
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
         args.mechanism_args, args.specs = extra, specs
@@ -329,6 +332,8 @@ def _main(argv: list[str]) -> int:
             text = json.dumps({k: _json_value(v) for k, v in result.items()})
         else:
             text = getattr(args, "table", format_table)(result)
+    except BudgetError as error:
+        return _error(refusal_in_flags(str(error), _flags(parser, args)))
     except (UsageError, ValueError, TypeError) as error:
         return _error(str(error))
     except MemoryError:
@@ -343,6 +348,18 @@ def _main(argv: list[str]) -> int:
     print(text)
     sys.stdout.flush()
     return 0
+
+
+def _flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> set[str]:
+    """The options of the command run: its own and those of the mechanisms it names."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {
+        flag for action in commands.choices[args.command]._actions for flag in action.option_strings
+    }
+    named = getattr(args, "mechanism", None)
+    for name in [named] if isinstance(named, str) else named or []:
+        flags.update(option.flag for option in args.specs[name].options)
+    return flags
 
 
 def _show_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
