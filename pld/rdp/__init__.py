@@ -54,11 +54,13 @@ _EXPORTS = {
     "from_pld": "pld.rdp.discrete",
     "to_epsilon": "pld.rdp.conversions",
     "to_delta": "pld.rdp.conversions",
+    "OrderRangeWarning": "pld.rdp.conversions",
     "from_dp": "pld.rdp.conversions",
     "RdpAccountant": "pld.rdp.accountant",
 }
 
 __all__ = [
+    "OrderRangeWarning",
     "RdpAccountant",
     "checkin_approach1",
     "checkin_approach2",

@@ -11,11 +11,38 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from pld.rdp.orders import rdp_values, real_orders
 from pld.validation import in_interval, non_negative
+
+
+class OrderRangeWarning(UserWarning):
+    """The best order of a conversion is the largest one supplied (or the smallest, above 2).
+
+    The minimum over the orders may then lie outside the range: the answer is still a
+    valid bound, possibly a loose one; widen the orders on that side.
+    """
+
+
+def _warn_at_edge(lams: np.ndarray, best: int, value: float, what: str) -> None:
+    """Warn (:class:`OrderRangeWarning`) when ``lams[best]`` is an end of several orders:
+    the largest, or the smallest when it is above 2 (many RDP curves are defined at the
+    integer orders >= 2 only, so a range that starts at 2 is as wide as it goes)."""
+    if lams.size < 2 or value == 0.0:
+        return
+    order = lams[best]
+    smallest = order == np.min(lams) and order > 2.0
+    side = "largest" if order == np.max(lams) else "smallest" if smallest else None
+    if side is not None:
+        warnings.warn(
+            f"{what} is attained at the {side} order supplied ({order:g}); the optimum may lie "
+            f"beyond it: widen the orders {'upwards' if side == 'largest' else 'towards 1'}",
+            OrderRangeWarning,
+            stacklevel=3,
+        )
 
 
 def _conversion_slack(orders: np.ndarray) -> np.ndarray:
@@ -56,12 +83,19 @@ def to_epsilon(rdp: object, orders: object, delta: float) -> tuple[float, float]
     (float, float)
         ``(epsilon, order)``: the epsilon in nats and the order ``lam*`` attaining the
         minimum. ``(inf, nan)`` if every order has infinite RDP.
+
+    Warns
+    -----
+    OrderRangeWarning
+        If ``lam*`` is the largest of several orders, or the smallest and above 2
+        (widen them).
     """
     lams = real_orders(orders)
     per_order = epsilon_per_order(rdp, lams, delta)
     if not np.any(np.isfinite(per_order)):
         return math.inf, math.nan
     best = int(np.argmin(per_order))
+    _warn_at_edge(lams, best, float(per_order[best]), "the smallest epsilon")
     return float(per_order[best]), float(lams[best])
 
 
@@ -86,6 +120,12 @@ def to_delta(rdp: object, orders: object, epsilon: float) -> tuple[float, float]
     -------
     (float, float)
         ``(delta, order)``; ``(1.0, nan)`` if no order gives delta < 1.
+
+    Warns
+    -----
+    OrderRangeWarning
+        If the order attaining it is the largest of several orders, or the smallest
+        and above 2.
     """
     lams = real_orders(orders)
     values = rdp_values(rdp, lams)
@@ -96,6 +136,7 @@ def to_delta(rdp: object, orders: object, epsilon: float) -> tuple[float, float]
     best = int(np.argmin(log_delta))
     if not log_delta[best] < 0.0:
         return 1.0, math.nan
+    _warn_at_edge(lams, best, float(log_delta[best]), "the smallest delta")
     return float(math.exp(log_delta[best])), float(lams[best])
 
 
