@@ -1,6 +1,7 @@
 """Google's ``dp_accounting``: exchange PLDs, and a drop-in ``PrivacyAccountant``.
 
-Optional: ``pip install 'pld[dp-accounting]'``. Only dp_accounting's public API is
+Optional: ``pip install dp-accounting`` (or ``pip install '.[dp-accounting]'`` in a
+checkout of pld). Only dp_accounting's public API is
 used (its ``DpEvent`` fields, ``PrivacyAccountant``, the ``PrivacyLossDistribution``
 constructor and ``get_delta_for_epsilon``, ``pld_pmf.DensePLDPmf``).
 
@@ -69,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, compose, from_bounds, from_pmfs
+from pld.distribution import PLD, compose, from_bounds, from_symmetric_pair
 from pld.integrations.dp_events import (
     UnsupportedEventError,
     from_dp_event,
@@ -83,7 +84,8 @@ try:
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 except ImportError as error:  # pragma: no cover - the extra is installed in the tests
     raise ImportError(
-        "pld.integrations.dp_accounting needs dp_accounting: pip install 'pld[dp-accounting]'"
+        "pld.integrations.dp_accounting needs dp_accounting: pip install dp-accounting (or, "
+        "in a checkout of pld, pip install '.[dp-accounting]')"
     ) from error
 
 __all__ = ["Accountant", "from_dp_accounting", "from_dp_event", "to_dp_accounting"]
@@ -159,8 +161,7 @@ def to_dp_accounting(loss: PLD, bound: str = "upper") -> Any:
     if not isinstance(loss, PLD):
         raise ValueError(f"loss must be a pld.PLD (got {type(loss).__name__})")
     exported = []
-    for direction in loss._directions:
-        pmf = getattr(direction, bound)
+    for pmf in loss.directions(bound):
         offset, masses, infinity_mass = _exported_masses(pmf, bound)
         if masses.size == 0:
             masses, offset = np.zeros(1), 0
@@ -365,19 +366,15 @@ def from_dp_accounting(
     excess = (float(upper_values[-1]) + upper_excess, lower_excess)
     _check_reverse_direction(eps, upper_values, lower_values, step, excess)
     upper_pair = connect_the_dots(eps, upper_values, side="upper")
-    upper = from_pmfs(
+    upper = from_symmetric_pair(
         *upper_pair.log_pmfs(),
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=grid_step,
     )
     if lower_values is None:
         return upper
     lower_pair = _trim_q_excess(connect_the_dots(eps, lower_values, side="lower"))
-    lower = from_pmfs(
+    lower = from_symmetric_pair(
         *lower_pair.log_pmfs(),
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=grid_step,
     )
     return from_bounds(upper=upper, lower=lower)

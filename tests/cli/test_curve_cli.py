@@ -244,7 +244,7 @@ def test_curve_plot_without_matplotlib_says_how_to_install_it(capsys, monkeypatc
     )  # fmt: skip
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
-    assert "pip install 'pld[plot]'" in err
+    assert "pip install '.[plot]'" in err
     assert not (tmp_path / "x.png").exists()
 
 
