@@ -275,3 +275,16 @@ def test_the_private_member_rule_sees_a_read(tmp_path):
     module.write_text("def f(loss):\n    return loss._directions[0], self._directions\n")
     found = _private_reads(module, _pld_private_members(), root=tmp_path)
     assert found == ["reader.py:2: ._directions"]
+
+
+def test_console_scripts_name_functions_that_exist():
+    # The layout moved the CLI's entry point once without its script line.
+    import importlib
+    import re
+
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    section = text.partition("[project.scripts]")[2].partition("\n[")[0]
+    scripts = re.findall(r'^\S+ = "([\w.]+):(\w+)"$', section, re.M)
+    assert scripts
+    for module, function in scripts:
+        assert callable(getattr(importlib.import_module(module), function)), (module, function)
