@@ -73,9 +73,8 @@ def composed_lengths(loss: pld.PLD) -> list[int]:
 
 
 def _pmfs(loss: pld.PLD):
-    for atoms_bound in ("upper", "lower"):
-        for direction in loss._directions:
-            yield getattr(direction, atoms_bound)
+    for bound in ("upper", "lower"):
+        yield from loss.directions(bound)
 
 
 def first_query_time(fresh, query, repeats: int) -> float:
