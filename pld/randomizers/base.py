@@ -154,9 +154,9 @@ class Randomizer(ABC):
         """A one-round PLD of the shuffle that needs no profile, or None.
 
         ``analysis="clones"``: the clones pair of an eps0-LDP randomizer; ``"best"``
-        with a known :attr:`clone_probability`: the randomizer's own clones pair (tight
-        for k-RR, ``pld.shuffling.shuffler``); eps0 = 0 (every input has the same output
-        law): the PLD of identical distributions.
+        with a known :attr:`clone_probability`: the randomizer's own clones pair (no
+        preset has one: ``pld.shuffling.shuffler``); eps0 = 0 (every input has the same
+        output law): the PLD of identical distributions.
         """
         clone_p = self.clone_probability
         own_clones = analysis == "best" and clone_p is not None and 0 < self.eps0 <= MAX_EPS0

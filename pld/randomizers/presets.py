@@ -77,17 +77,6 @@ class _KRR(_Preset):
         k, gamma = self.k, self.gamma
         return np.full((k, k), gamma / k) + np.eye(k) * (1.0 - gamma)
 
-    @property
-    def clone_probability(self) -> float:
-        """``gamma / k = 1 / (e^eps0 + k - 1)``: Q0, Q1 the point masses at x0, x1.
-
-        Every input reports x0 and x1 with probability at least gamma / k;
-        ``R(x0)`` puts ``e^eps0 p`` on x0, ``p`` on x1 and ``(k - 2) p`` (Q*: uniform
-        on the other outputs) elsewhere. For k = 2 this is the default p of
-        ``pld.clones``.
-        """
-        return self.gamma / self.k
-
     def blanket_classes(self) -> list[Classes]:
         k, gamma = self.k, self.gamma
         top = math.exp(self._eps0)

@@ -417,17 +417,29 @@ def test_observer_band_is_narrow(name, n, band):
     assert (1 - band) * upper <= lower <= upper
 
 
-def test_best_for_krr_is_its_own_clones_pair_and_meets_the_protocol_lower_bound():
-    # k-RR's clone probability gamma / k: pld.clones with that p, composed 100 times,
-    # against the protocol lower bound of one concrete dataset pair (measured: within
-    # 2e-5 relative in eps; the blanket profile is 0.2 % above).
+def test_best_for_krr_is_above_the_exact_worst_pair_where_gamma_over_k_clones_were_below():
+    # Regression: k-RR's "own clone probability" gamma / k with a non-clone third
+    # component for the target gave delta(1) = 0.00176 here, below the exact 0.01217
+    # (the other users all at x0; docs/shuffle-groups.md §4.2). "best" is now the
+    # minimum of the blanket bound and the clones pair with p = 1/(e^eps0 + 1), which
+    # k-RR's matrix admits (Theorem 4 there).
+    randomizer = pld.randomizers.krr(3, gamma=0.6)
+    assert randomizer.clone_probability is None
+    truth, where = oracle.worst_pair_delta(oracle.exact_matrix(randomizer.matrix), 4, 1.0)
+    assert where[0] == (0, 0, 0)
+    upper = pld.shuffle(randomizer, 4).delta_bounds([1.0])[1][0]
+    assert float(truth) <= upper <= float(truth) * (1 + 1e-3)
+
+
+@pytest.mark.slow
+def test_best_for_krr_meets_the_protocol_lower_bound():
+    # The best of the blanket and the clones pair, composed 100 times, against the
+    # protocol lower bound of one concrete dataset pair: measured 0.064 % apart in eps.
     randomizer = pld.randomizers.krr(4, gamma=0.25)
     n = 1000
-    assert randomizer.clone_probability == pytest.approx(1 / (math.exp(randomizer.eps0) + 3))
     best = pld.shuffle(randomizer, n).self_compose(100).epsilon_bounds(1e-6)
     low = pld.shuffle_observer(randomizer, n).self_compose(100).epsilon_bounds(1e-6)
-    assert low[0] <= best[1] <= low[0] * (1 + 1e-4)
-    assert pld.randomizers.local_hashing(2.0, 10).clone_probability is None
+    assert low[0] <= best[1] <= low[0] * (1 + 2e-3)
 
 
 def test_smoothed_path_with_a_positive_mean_against_the_exact_sum():
