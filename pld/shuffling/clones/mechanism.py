@@ -83,6 +83,7 @@ values to ~1e-12 relative at n = 5e6;
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -225,8 +226,8 @@ def clones_cells(
 
 @refinable
 def clones(
-    n: int,
-    eps0: float,
+    n: int | Sequence[tuple[float, int]],
+    eps0: float | None = None,
     p: float | None = None,
     *,
     truncation: str = "quantile",
@@ -240,10 +241,17 @@ def clones(
     with different (n, ε0) compose with ``pld.compose`` (Koskela et al. 2023, Cor 10 and the
     remark after it).
 
+    Groups of users with different local epsilons, ``clones([(eps0_1, n_1), ...])``:
+    the pair of Feldman et al. (2021, Thm 3.2) with per-user clone probabilities
+    ``e^-max(eps_i, eps_target) / 2``, for users whose randomisers are mutually LDP
+    (docs/shuffle-groups.md §4.3; :func:`pld.shuffling.clones.clones_population`);
+    the bound is the largest over the target's group.
+
     Parameters
     ----------
-    n : int
-        Number of users, >= 1 (n = 1: no amplification, ε0-randomised response).
+    n : int or list of (float, int)
+        Number of users, >= 1 (n = 1: no amplification, ε0-randomised response); or
+        the groups as (eps0, number of users) pairs (then ``eps0`` and ``p`` are omitted).
     eps0 : float
         Local privacy parameter of every user's randomiser, in nats, in (0, 50].
     p : float, optional
@@ -272,6 +280,16 @@ def clones(
     PLD
         Symmetric one-round PLD with privacy loss in [-ε0, ε0].
     """
+    if isinstance(n, list | tuple):
+        from pld.shuffling.clones.counts import clones_population
+
+        if eps0 is not None or p is not None:
+            raise ValueError("eps0 and p must not be given with groups of (eps0, count) pairs")
+        return clones_population(
+            n, loss_grid_step=validation.optional_loss_grid_step(loss_grid_step)
+        )
+    if eps0 is None:
+        raise ValueError("eps0 (the local epsilon, nats, in (0, 50]) must be given")
     pair = _pair(n, eps0, p)
     truncation, tail_mass, loss_grid_step = _options(truncation, tail_mass, loss_grid_step)
     if truncation == "exact":
