@@ -33,6 +33,7 @@ _EXPORTS = {
     "gaussian_law": "pld.shuffling.blanket.continuous_law",
     "laplace_law": "pld.shuffling.blanket.continuous_law",
     "NoBlanketError": "pld.shuffling.blanket.continuous_law",
+    "GroupBlanket": "pld.shuffling.blanket.population",
 }
 
 __all__ = sorted(_EXPORTS)
