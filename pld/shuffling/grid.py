@@ -70,6 +70,8 @@ def profile_pld(
     loss_grid_step: float | None,
     num_points: int = DEFAULT_NUM_POINTS,
     tail: float = 0.0,
+    *,
+    every_step: bool = False,
 ) -> PLD:
     """The PLD of a one-round profile: eps grid, connect-the-dots, bracket from below.
 
@@ -89,6 +91,10 @@ def profile_pld(
         Points of the eps grid at the default step (``shuffle``).
     tail : float
         A lower bound on the first component's limit at eps = +inf.
+    every_step : bool
+        Put an eps grid point at every multiple of the loss grid step up to the grid's
+        end (``loss_grid_step`` must be given): connect-the-dots then reproduces exactly
+        any profile of a pair on that loss grid, and never exceeds it.
     """
     candidates = _top(eps0)
     cheap = quick_upper(candidates)
@@ -113,6 +119,8 @@ def profile_pld(
     # bracket too), at most MAX_NUM_POINTS.
     multiple = max(1, math.ceil(top / (num_points * default_step)))
     multiple = max(multiple, math.ceil(top / (MAX_NUM_POINTS * step)))
+    if every_step:
+        multiple = 1
     spacing = step * multiple
     eps = spacing * np.arange(math.ceil(top / spacing) + 1)
     components, convex = profiles(eps)

@@ -277,7 +277,9 @@ def shuffle_messages(
     ``composed`` is ``pld.shuffle(randomizer, n).self_compose(messages)``. The best of it
     and the multi-message clones pair (docs/multi-message.md): ``composed`` itself where
     the clones pair does not beat it at any of ``MESSAGES_PROBE`` eps values, else the
-    connect-the-dots pair of the minimum of both one-round profiles.
+    connect-the-dots pair of the minimum of both one-round profiles on an eps grid at
+    every point of ``composed``'s loss grid (whose profile is piecewise linear in e^eps
+    with kinks there), so nowhere above ``composed``.
     """
     from pld.shuffling.clones import CloneCount, clones_profile
 
@@ -303,4 +305,13 @@ def shuffle_messages(
         a_lower, a_upper = composed.delta_bounds(eps, rel_accuracy=1.0)
         return [(np.minimum(a_lower, c_lower), np.minimum(a_upper, c_upper))], False
 
-    return profile_pld(profiles, lambda eps: clones_only(eps)[1], top, loss_grid_step, num_points)
+    def quick_upper(eps: np.ndarray) -> np.ndarray:
+        return np.minimum(clones_only(eps)[1], composed.delta_bounds(eps, rel_accuracy=1.0)[1])
+
+    # The eps grid at every point of the composition's loss grid: its profile is piecewise
+    # linear in e^eps with kinks there, so the chords of the minimum stay below it.
+    if analysis == "clones":
+        return profile_pld(profiles, quick_upper, top, loss_grid_step, num_points)
+    return profile_pld(
+        profiles, quick_upper, top, composed.loss_grid_step, num_points, every_step=True
+    )

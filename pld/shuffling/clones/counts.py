@@ -35,7 +35,7 @@ from pld.distribution import PLD
 from pld.numerics import MAX_EPS0, binomial
 
 #: Mass of each component binomial of C left out per tail (charged to the upper side).
-COUNT_TAIL = 1e-18
+COUNT_TAIL = 1e-30
 
 #: Relative accuracy of Boost's binomial pmf and tails as used here (measured ~1e-12),
 #: with a 100x margin (as :mod:`pld.shuffling.clones.mechanism`).
