@@ -19,6 +19,7 @@ _EXPORTS = {
     "local_hashing": "pld.randomizers.presets",
     "hadamard": "pld.randomizers.presets",
     "unary": "pld.randomizers.presets",
+    "sampled": "pld.randomizers.sampled",
     "gaussian": "pld.randomizers.continuous",
     "laplace": "pld.randomizers.continuous",
     "from_options": "pld.randomizers.by_name",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 Matrix = list[list[Fraction]]
@@ -79,10 +79,14 @@ def _others(population: Sequence[tuple[Matrix, int]], target_group: int):
 
 
 def worst_delta(
-    population: Sequence[tuple[Matrix, int]], eps: float, messages: int = 1
+    population: Sequence[tuple[Matrix, int]],
+    eps: float,
+    messages: int = 1,
+    allowed: Callable[[int, int], bool] | None = None,
 ) -> tuple[Fraction, tuple]:
     """Largest delta(eps) over all neighbouring pairs, and where it is attained.
 
+    ``allowed(x, x')``: which pairs of the target's inputs are neighbours (default all).
     Returns ``(delta, (target_group, x, x', others))``; ``others`` holds one tuple of
     inputs per group.
     """
@@ -102,6 +106,8 @@ def worst_delta(
                     law = add_report(law, probs[v])
                 laws[v] = law
             for x, y in itertools.permutations(range(len(probs)), 2):
+                if allowed is not None and not allowed(x, y):
+                    continue
                 value = hockey_stick(laws[x], laws[y], eps)
                 if value > best:
                     best, where = value, (target, x, y, assignment)
