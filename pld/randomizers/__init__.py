@@ -20,6 +20,8 @@ _EXPORTS = {
     "hadamard": "pld.randomizers.presets",
     "unary": "pld.randomizers.presets",
     "sampled": "pld.randomizers.sampled",
+    "binary_sum_coins": "pld.randomizers.messages",
+    "CoinMessages": "pld.randomizers.messages",
     "gaussian": "pld.randomizers.continuous",
     "laplace": "pld.randomizers.continuous",
     "from_options": "pld.randomizers.by_name",
