@@ -19,7 +19,7 @@ _EXPORTS = {
     "local_hashing": "pld.randomizers.presets",
     "hadamard": "pld.randomizers.presets",
     "unary": "pld.randomizers.presets",
-    "sampled": "pld.randomizers.sampled",
+    "sampled": "pld.randomizers.sampling",
     "binary_sum_coins": "pld.randomizers.messages",
     "CoinMessages": "pld.randomizers.messages",
     "gaussian": "pld.randomizers.continuous",
