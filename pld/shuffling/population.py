@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import gammaln
 
 from pld import validation
 from pld.distribution import PLD
@@ -314,4 +315,157 @@ def shuffle_messages(
         return profile_pld(profiles, quick_upper, top, loss_grid_step, num_points)
     return profile_pld(
         profiles, quick_upper, top, composed.loss_grid_step, num_points, every_step=True
+    )
+
+
+#: Largest product of the groups' two-count window sizes the population observer convolves
+#: directly (about the number of multiply-adds); beyond it only the count of reports
+#: favouring x is kept (a post-processing).
+OBSERVER_CELLS = 50_000_000
+
+
+def _count_pmf(trials: int, prob: float) -> tuple[int, np.ndarray, float]:
+    """Window start, pmf on the window and the mass left out, of ``Bin(trials, prob)``."""
+    from pld.numerics import binomial
+
+    if trials == 0 or prob <= 0.0:
+        return 0, np.array([1.0]), 0.0
+    lo, hi = (int(v) for v in binomial.window(1e-16, trials, prob))
+    pmf = binomial.pmf(np.arange(lo, hi + 1), trials, prob)
+    return lo, pmf, max(0.0, 1.0 - float(math.fsum(pmf)))
+
+
+def _pair_counts(trials: int, law: np.ndarray) -> tuple[int, int, np.ndarray, float]:
+    """Window starts, the (above, below) count pmf on the windows, and the mass left out."""
+    from pld.numerics import binomial
+
+    if trials == 0:
+        return 0, 0, np.array([[1.0]]), 0.0
+    lows, highs = [], []
+    for prob in law[:2]:
+        if prob <= 0.0:
+            lows.append(0)
+            highs.append(0)
+        else:
+            lo, hi = (int(v) for v in binomial.window(1e-16, trials, prob))
+            lows.append(lo)
+            highs.append(hi)
+    a = np.arange(lows[0], highs[0] + 1)[:, None]
+    b = np.arange(lows[1], highs[1] + 1)[None, :]
+    rest = trials - a - b
+    valid = rest >= 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_pi = np.log(law)
+        log = (
+            gammaln(trials + 1.0)
+            - gammaln(a + 1.0)
+            - gammaln(b + 1.0)
+            - gammaln(np.maximum(rest, 0) + 1.0)
+            + np.where(a > 0, a * log_pi[0], 0.0)
+            + np.where(b > 0, b * log_pi[1], 0.0)
+            + np.where(rest > 0, rest * log_pi[2], 0.0)
+        )
+    part = np.where(valid, np.exp(np.where(valid, log, -np.inf)), 0.0)
+    return lows[0], lows[1], part, max(0.0, 1.0 - float(math.fsum(part.ravel())))
+
+
+def population_observer(population: Population, loss_grid_step: float | None = None) -> PLD:
+    """One concrete neighbouring pair of a population, seen through counts: a lower bound.
+
+    The target is in the group of largest eps0 and holds x or x' (the two rows of its
+    matrix farthest apart in total variation); every other user holds x', x or a third
+    input (the largest one-round lower curve is kept). The reports
+    are grouped by the sign of ``log R_g(x)(y) / R_g(x')(y)``; the view kept is the
+    pair of counts (above 1, below 1) where it is small enough to convolve exactly, else
+    the count above 1 alone (both post-processings of the released multiset). Masses
+    left out of the windows are charged to the upper side only, so the LOWER bracket,
+    composed, lower-bounds the protocol.
+    """
+    matrices = [_matrix(r) for r in population.randomizers]
+    if any(m is None for m in matrices):
+        raise ValueError(
+            f"shuffle_observer of a population needs every group's matrix (at most "
+            f"{MAX_GROUP_MATRIX} entries)"
+        )
+    g = int(np.argmax([r.eps0 for r in population.randomizers]))
+    target = matrices[g]
+    distance = 0.5 * np.abs(target[:, None, :] - target[None, :, :]).sum(axis=2)
+    x, other = np.unravel_index(int(np.argmax(distance)), distance.shape)
+    above = target[x] > target[other] * (1 + 1e-12)
+    below = target[x] < target[other] * (1 - 1e-12)
+
+    def grouped(row: np.ndarray) -> np.ndarray:
+        high, low = math.fsum(row[above]), math.fsum(row[below])
+        return np.array([high, low, max(0.0, 1.0 - high - low)])
+
+    # Every other user at x', at x or at one of two third inputs: the dataset with the
+    # largest one-round lower curve is kept.
+    candidates = [
+        _observer_pair(
+            [(population.counts[h] - (h == g), grouped(m[held])) for h, m in enumerate(matrices)],
+            grouped(target[x]),
+            grouped(target[other]),
+            loss_grid_step,
+        )
+        for held in (other, x, *[v for v in range(target.shape[0]) if v not in (x, other)][:2])
+    ]
+    scores = [
+        float(np.sum(c.delta_bounds(np.linspace(0.0, 2.0, 21), rel_accuracy=1.0)[0]))
+        for c in candidates
+    ]
+    return candidates[int(np.argmax(scores))]
+
+
+def _observer_pair(
+    laws: list[tuple[int, np.ndarray]],
+    pi_x: np.ndarray,
+    pi_y: np.ndarray,
+    loss_grid_step: float | None,
+) -> PLD:
+    """The counts' PLD of :func:`population_observer` for one dataset of the other users."""
+    from scipy.signal import convolve2d
+
+    from pld.distribution import from_pmfs
+
+    parts = [_pair_counts(n, law) for n, law in laws]
+    cost = math.prod(part[2].size for part in parts)
+    dropped = 0.0
+    if cost <= OBSERVER_CELLS:
+        # Two counts: per group, the histogram of (above, below) on its windows,
+        # convolved exactly (direct sums).
+        joint = np.array([[1.0]])
+        for _, _, part, left in parts:
+            joint = convolve2d(joint, part)
+            dropped += left
+        shifts = ((1, 0, 0), (0, 1, 1), (0, 0, 2))
+        size = (joint.shape[0] + 1, joint.shape[1] + 1)
+        p_law, q_law = np.zeros(size), np.zeros(size)
+        for da, db, index in shifts:
+            p_law[da : da + joint.shape[0], db : db + joint.shape[1]] += pi_x[index] * joint
+            q_law[da : da + joint.shape[0], db : db + joint.shape[1]] += pi_y[index] * joint
+        p_law, q_law = p_law.ravel(), q_law.ravel()
+    else:
+        # The count above 1 alone.
+        pmf, low = np.array([1.0]), 0
+        for n, law in laws:
+            start, part, left = _count_pmf(n, law[0])
+            pmf, low, dropped = np.convolve(pmf, part), low + start, dropped + left
+        p_law = np.concatenate(([0.0], pmf)) * pi_x[0] + np.concatenate((pmf, [0.0])) * (
+            1 - pi_x[0]
+        )
+        q_law = np.concatenate(([0.0], pmf)) * pi_y[0] + np.concatenate((pmf, [0.0])) * (
+            1 - pi_y[0]
+        )
+    keep = (p_law > 0) | (q_law > 0)
+    with np.errstate(divide="ignore"):
+        log_p, log_q = np.log(p_law[keep]), np.log(q_law[keep])
+    missing_p = max(0.0, 1.0 - math.fsum(p_law[keep]) * (1 - 1e-12))
+    missing_q = max(0.0, 1.0 - math.fsum(q_law[keep]) * (1 - 1e-12))
+    return from_pmfs(
+        log_p,
+        log_q,
+        loss_grid_step=loss_grid_step,
+        truncated_mass_p=min(max(missing_p, dropped), 0.5),
+        truncated_mass_q=min(max(missing_q, dropped), 0.5),
+        mass_relative_error=1e-9,
     )

@@ -194,3 +194,19 @@ def test_a_million_users_in_two_groups():
     one = pld.shuffle(_krr(4, 1.0), 10**6).self_compose(100).epsilon_bounds(1e-6)[1]
     three = pld.shuffle(_krr(4, 3.0), 10**6).self_compose(100).epsilon_bounds(1e-6)[1]
     assert one < high < three
+
+
+def test_population_observer_is_below_the_truth_and_matches_the_homogeneous_one():
+    groups = [(_krr(3, 1.0), 2), (_krr(3, 3.0), 2)]
+    observed = pld.shuffle_observer(groups)
+    population = [(oracle.exact_matrix(r.matrix), count) for r, count in groups]
+    for eps in EPS:
+        truth = float(oracle.worst_delta(population, eps)[0])
+        lower = float(observed.delta_bounds([eps])[0][0])
+        # Measured 0.91 to 0.96 of the truth.
+        assert 0.8 * truth <= lower <= truth * (1 + 1e-9)
+    # Two objects with the same parameters: the homogeneous observer's value.
+    first, second = _krr(4, 3.0), _krr(4, 3.0)
+    split = pld.shuffle_observer([(first, 100), (second, 100)]).epsilon_bounds(1e-6)[0]
+    whole = pld.shuffle_observer(first, 200).epsilon_bounds(1e-6)[0]
+    assert split == pytest.approx(whole, rel=1e-6)
