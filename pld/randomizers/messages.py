@@ -60,8 +60,17 @@ class CoinMessages(Randomizer):
     def shuffled_pld(self, n: int, analysis: str, loss_grid_step: float | None) -> PLD:
         """The exact pair ``(1 + U, U)``; every analysis is this one."""
         from pld.distribution import from_pmfs
+        from pld.engine import choose_loss_grid_step
 
         log_p, log_q, left_out = self._log_pmfs(n)
+        if loss_grid_step is None:
+            # The engine's rule for the spread of the loss under P (finite atoms).
+            mass = np.exp(log_p)
+            finite = np.isfinite(log_p) & np.isfinite(log_q)
+            loss = log_p[finite] - log_q[finite]
+            mean = float(np.dot(mass[finite], loss) / mass[finite].sum())
+            spread = math.sqrt(float(np.dot(mass[finite], (loss - mean) ** 2) / mass[finite].sum()))
+            loss_grid_step = choose_loss_grid_step(spread)
         return from_pmfs(
             log_p,
             log_q,
