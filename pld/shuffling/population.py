@@ -34,7 +34,7 @@ from scipy.special import gammaln
 from pld import validation
 from pld.distribution import PLD
 from pld.numerics import MAX_EPS0
-from pld.randomizers import FiniteRandomizer, Randomizer
+from pld.randomizers import Randomizer
 from pld.shuffling.grid import DEFAULT_NUM_POINTS, profile_pld
 
 #: Largest number of entries of a group's matrix the population analyses write out.
@@ -97,13 +97,10 @@ def check_population(groups: object) -> Population:
             randomizers.append(randomizer)
             counts.append(count)
     first = randomizers[0]
+    shape = (getattr(first, "num_inputs", None), getattr(first, "num_outputs", None))
     for index, randomizer in enumerate(randomizers[1:], start=1):
-        if not (
-            isinstance(first, FiniteRandomizer)
-            and isinstance(randomizer, FiniteRandomizer)
-            and randomizer.num_inputs == first.num_inputs
-            and randomizer.num_outputs == first.num_outputs
-        ):
+        other = (getattr(randomizer, "num_inputs", None), getattr(randomizer, "num_outputs", None))
+        if None in shape or other != shape:
             raise ValueError(
                 "every group's randomizer must be a finite randomizer on the same inputs and "
                 f"outputs: group 0 is {first!r}, group {index} is {randomizer!r}"
@@ -113,9 +110,10 @@ def check_population(groups: object) -> Population:
 
 
 def _matrix(randomizer: Randomizer) -> np.ndarray | None:
-    if isinstance(randomizer, FiniteRandomizer):
-        if randomizer.num_inputs * randomizer.num_outputs <= MAX_GROUP_MATRIX:
-            return randomizer.exact_matrix()
+    """The randomizer's matrix where it has one of at most ``MAX_GROUP_MATRIX`` entries."""
+    size = getattr(randomizer, "num_inputs", 0) * getattr(randomizer, "num_outputs", 0)
+    if 0 < size <= MAX_GROUP_MATRIX:
+        return randomizer.exact_matrix()
     return None
 
 
