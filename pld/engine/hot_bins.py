@@ -488,7 +488,7 @@ def extended_spectra(
     searched = False
     chosen = []
     for pmf in pmfs:
-        candidates = _candidates(pmf, length, count, key, len(pmfs))
+        candidates = _candidates(pmf, length, count, key, len(pmfs), tight)
         # The pruned sum costs at least its columns' transforms of length 4.
         if _COST_SLACK * min(cost for cost, _, _ in candidates) > 2 * _COLUMNS_COST * length:
             if not searched:
@@ -516,9 +516,13 @@ def extended_spectra(
     return results
 
 
-def _candidates(pmf: LossPmf, length: int, count: int, key: bytes, sharing: int) -> list:
+def _candidates(
+    pmf: LossPmf, length: int, count: int, key: bytes, sharing: int, tight: bool = False
+) -> list:
     """(cost, units, method) of the direct sum, the extended FFT and the sliced sums
-    (their fixed cost and twiddle slices shared by ``sharing`` pmfs) for the pmf."""
+    (their fixed cost and twiddle slices shared by ``sharing`` pmfs) for the pmf; with
+    ``tight``, also the sliced sums with directly computed twiddles (smaller bounds at
+    a higher cost)."""
     levels = math.log2(length)
     atoms, first, last = _support(pmf)
     span = last - first + 1
@@ -533,8 +537,8 @@ def _candidates(pmf: LossPmf, length: int, count: int, key: bytes, sharing: int)
     ]
     for block in _SLICE_BLOCKS:
         blocks = -(-span // block)
-        for inner in (False, True):
-            for outer in (False, True):
+        for inner in (False, True) if tight else (False,):
+            for outer in (False, True) if tight else (False,):
                 units = (
                     _SLICED_UNITS
                     + _twiddle_units(inner)
