@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pld.engine import fft
+from pld.engine.linalg import products
 from pld.engine.loss_pmf import LossPmf
 from pld.numerics import UNIT_ROUNDOFF
 
@@ -264,25 +265,6 @@ def _inner_slices(length: int, block: int, key: bytes, direct: bool) -> tuple[np
     return result
 
 
-#: Matrix products of at most this many multiply-adds run in one call (larger ones
-#: are cut into row blocks): OpenBLAS computes them on one thread, while its
-#: threads, woken for larger products, stalled for 50-70 ms a call on a loaded
-#: 2-core machine (against 1-2 ms for a whole composition's hot bins).
-_PRODUCT_TERMS = 2**18
-
-
-def _products(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``left @ right``, in row blocks of at most ``_PRODUCT_TERMS`` multiply-adds (each
-    row of the result is computed independently, so the floats do not change)."""
-    rows = max(1, _PRODUCT_TERMS // max(1, left.shape[1] * right.shape[1]))
-    if left.shape[0] <= rows:
-        return left @ right
-    out = np.empty((left.shape[0], right.shape[1]))
-    for start in range(0, left.shape[0], rows):
-        np.matmul(left[start : start + rows], right, out=out[start : start + rows])
-    return out
-
-
 def _sliced_spectrum(
     pmf: LossPmf,
     length: int,
@@ -344,9 +326,9 @@ def _sliced_spectra(
     second = np.rint(rest)
     key = bins.astype(np.int64).tobytes()
     leading, crossed, small = _inner_slices(length, block, key, inner)
-    level0 = _products(first, leading)
-    level1 = _products(np.concatenate((first, second), axis=1), crossed).astype(np.longdouble)
-    level1 += _products(np.concatenate((first, rest - second, rest), axis=1), small)
+    level0 = products(first, leading)
+    level1 = products(np.concatenate((first, second), axis=1), crossed).astype(np.longdouble)
+    level1 += products(np.concatenate((first, rest - second, rest), axis=1), small)
     value = level0.astype(np.longdouble)
     value += level1 * np.longdouble(2.0**-bits)
     value *= np.ldexp(np.longdouble(1.0), exponents - 2 * bits)[:, None]
