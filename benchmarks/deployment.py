@@ -36,24 +36,13 @@ import statistics
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 
-import numpy as np
+from compose import fft_floor as _floor  # benchmarks/compose.py: the same floor
+from compose import median_time as _median
 
 import pld
-from pld.engine import fft, spectrum_power
-
-CLOCK = time.perf_counter
-
-
-def _median(job, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = CLOCK()
-        result = job()
-        times.append(CLOCK() - start)
-    return statistics.median(times), result
+from pld.engine import fft
 
 
 def _verdict(ok: bool) -> str:
@@ -114,19 +103,6 @@ def calibrate_section(repeats: int) -> None:
         f"{result.rejected_delta_lower:.4g} | {result.evaluations} | {_verdict(ok)} |"
     )
     print()
-
-
-def _floor(length: int, rounds: int, repeats: int) -> float:
-    """Median time of rfft + powering by squaring + irfft at this length."""
-    pmf = np.random.default_rng(0).random(length)
-    pmf /= pmf.sum()
-
-    def run():
-        return fft.irfft(spectrum_power(fft.rfft(pmf), rounds), length)
-
-    run()
-    with np.errstate(all="ignore"):
-        return _median(run, repeats)[0]
 
 
 def compose_section(repeats: int) -> None:
