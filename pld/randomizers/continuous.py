@@ -211,7 +211,8 @@ class GaussianRandomizer(_Interval):
     ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
         """``"best"``: the blanket profile, evaluated down to ``CONTINUOUS_FLOOR`` (the
         bracket ``[0, last value]`` beyond) on ``SHUFFLE_STEPS_PER_STD * fineness``
-        lattice steps per deviation, and the local mechanism's
+        lattice steps per deviation with its tail remainder below ``REMAINDER_SHARE /
+        fineness^2`` of it, and the local mechanism's
         (``pld.shuffling.blanket.best_profile_components``)."""
         if analysis != "best":
             return super().shuffle_profiles(
@@ -219,11 +220,15 @@ class GaussianRandomizer(_Interval):
             )
         from pld.shuffling.blanket import (
             LOCAL_LOSS_STEP,
+            REMAINDER_SHARE,
             SHUFFLE_STEPS_PER_STD,
             best_profile_components,
         )
 
         local = self.local_mechanism(LOCAL_LOSS_STEP)
+        fineness = max(1.0, fineness)
+        # The tail remainder shrinks with the lattice's own (second-order) error, so that
+        # both follow a query's rel_accuracy as refinement refines the loss grid.
         return best_profile_components(
             self.blanket_law(),
             n,
@@ -231,7 +236,8 @@ class GaussianRandomizer(_Interval):
             local,
             floor=CONTINUOUS_FLOOR,
             chernoff_only=not lower_side,
-            steps_per_std=SHUFFLE_STEPS_PER_STD * max(1.0, fineness),
+            steps_per_std=SHUFFLE_STEPS_PER_STD * fineness,
+            remainder_share=REMAINDER_SHARE / fineness**2,
         )
 
     def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:

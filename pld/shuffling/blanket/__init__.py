@@ -30,6 +30,7 @@ _EXPORTS = {
     "best_profile_components": "pld.shuffling.blanket.continuous",
     "BEST_MAX_RATIO": "pld.shuffling.blanket.continuous",
     "SHUFFLE_STEPS_PER_STD": "pld.shuffling.blanket.continuous",
+    "REMAINDER_SHARE": "pld.shuffling.blanket.continuous",
     "LOCAL_LOSS_STEP": "pld.shuffling.blanket.continuous",
     "VLaw": "pld.shuffling.blanket.continuous_law",
     "gaussian_law": "pld.shuffling.blanket.continuous_law",

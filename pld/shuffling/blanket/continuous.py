@@ -146,6 +146,7 @@ def continuous_profile_bounds(
     grid_step: float | None = None,
     chernoff_only: bool = False,
     hint: float | None = None,
+    remainder_share: float = REMAINDER_SHARE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rigorous (lower, upper) of the one-round blanket delta(eps) of a shuffled randomizer.
 
@@ -159,7 +160,7 @@ def continuous_profile_bounds(
     :mod:`pld.shuffling.blanket.continuous_window`; the users whose term
     exceeds ``t`` enter by the exact closed form of ``E[S; some term > t]`` (Gaussian
     tail functions) and a Chernoff bound on the negative part there, which is kept
-    below ``REMAINDER_SHARE`` of the result (``t`` grows until it is, within
+    below ``remainder_share`` of the result (``t`` grows until it is, within
     ``GROWTH_CELLS`` cells).
 
     Parameters
@@ -178,8 +179,12 @@ def continuous_profile_bounds(
         sum; lower values 0): for choosing grids.
     hint : float, optional
         A value near which delta is expected (a neighbouring eps's lower value): the
-        first reach then aims at ``REMAINDER_SHARE`` of it, so that one pass usually
+        first reach then aims at ``remainder_share`` of it, so that one pass usually
         suffices where delta is small. Any value gives valid bounds.
+    remainder_share : float
+        The tail remainder is kept below this share of the lower value, in (0, 1]
+        (default ``REMAINDER_SHARE``; ``pld.shuffle`` lowers it with the loss grid, so
+        that it follows a query's ``rel_accuracy`` through refinement).
 
     Returns
     -------
@@ -200,6 +205,9 @@ def continuous_profile_bounds(
     eps = _check_eps(eps)
     step = default_grid_step(law) if grid_step is None else grid_step
     step = validation.positive("grid_step", step)
+    remainder_share = validation.in_interval(
+        "remainder_share", remainder_share, 0.0, 1.0, low_open=True
+    )
     lower = np.zeros(eps.shape[0])
     upper = np.zeros(eps.shape[0])
     smallest = _REACH_SDS * law.bulk_deviation()
@@ -226,7 +234,7 @@ def continuous_profile_bounds(
         else:
             first_target = _FIRST_TARGET
             if hint is not None and hint > 0:
-                wanted = max(REMAINDER_SHARE * hint, _REMAINDER_FLOOR) / 8
+                wanted = max(remainder_share * hint, _REMAINDER_FLOOR) / 8
                 first_target = min(first_target, wanted)
             t = _cut_for(law, n, alpha, smallest, largest, first_target)
         local = step
@@ -235,7 +243,7 @@ def continuous_profile_bounds(
         for _ in range(_ATTEMPTS):
             low, high, remainder, failed = _one_eps(law, n, alpha, local, t, chernoff_only)
             lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
-            wanted = max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR)
+            wanted = max(remainder_share * lower[i], _REMAINDER_FLOOR)
             if failed and local < _COARSENING * step:  # transform too long: coarser
                 local *= 2
             elif remainder > wanted and t < _COARSENING * largest:  # reach further
@@ -379,6 +387,7 @@ def best_profile_components(
     floor: float = 0.0,
     chernoff_only: bool = False,
     steps_per_std: float = STEPS_PER_STD,
+    remainder_share: float = REMAINDER_SHARE,
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
     """The (lower, upper) brackets of the profiles whose minimum :func:`best_profile_bounds` is.
 
@@ -397,6 +406,8 @@ def best_profile_components(
     ----------
     law, n, eps, local, floor, chernoff_only, steps_per_std
         As in :func:`best_profile_bounds`.
+    remainder_share : float
+        As in :func:`continuous_profile_bounds`.
 
     Returns
     -------
@@ -426,6 +437,7 @@ def best_profile_components(
                         grid_step=step,
                         chernoff_only=chernoff_only,
                         hint=hint,
+                        remainder_share=remainder_share,
                     )
                     lower[i], upper[i] = low[0], high[0]
                     hint = lower[i] if lower[i] > 0 else hint
