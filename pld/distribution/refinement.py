@@ -83,8 +83,9 @@ _MAX_FACTOR_LOG2 = 6
 _INITIAL_ORDER = 1.5
 
 #: Wall-clock budget of one query's refinement, in seconds: a rebuild predicted to
-#: end beyond it (from the duration of the last one, which grows with the grid) is
-#: not started, and the best bracket so far is returned with an AccuracyWarning.
+#: end beyond it (from the duration of the last one, or of the PLD's own build, times
+#: the grid's growth) is not started, and the best bracket so far is returned with an
+#: AccuracyWarning.
 REFINEMENT_SECONDS = 60.0
 
 
@@ -329,8 +330,10 @@ def refine(
                 return lower, upper
             factor = 2**factor_log2
             elapsed = time.monotonic() - started
-            predicted = last_seconds * factor
-            if last_seconds and elapsed + predicted > REFINEMENT_SECONDS:
+            # The last rebuild's duration (or the PLD's own build's, before any) times the
+            # growth of the grid.
+            predicted = (last_seconds or current._build_seconds) * factor
+            if predicted and elapsed + predicted > REFINEMENT_SECONDS:
                 absolute = _absolute_width(widths, lower, upper)
                 _warn(
                     f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "

@@ -226,11 +226,12 @@ def shuffle(
     multiple = max(multiple, math.ceil(top / (MAX_NUM_POINTS * step)))
     spacing = step * multiple
     eps = spacing * np.arange(math.ceil(top / spacing) + 1)
-    # A blanket evaluation with a resolution of its own follows the loss grid (its
-    # error, like the eps grid's connect-the-dots excess, shrinks with the square).
-    components, convex = randomizer.shuffle_profiles(
-        n, eps, analysis, fineness=max(1.0, default_step / step)
+    # A blanket evaluation with a resolution of its own follows the eps grid (its
+    # error, like the grid's connect-the-dots excess, shrinks with the square).
+    fineness = max(
+        1.0, default_step * max(1, math.ceil(top / (num_points * default_step))) / spacing
     )
+    components, convex = randomizer.shuffle_profiles(n, eps, analysis, fineness=fineness)
     grid, upper_values = _symmetric(eps, _minimum_upper(components))
     if convex:
         # Below the analysis' exact profile between grid points too (module docstring):
