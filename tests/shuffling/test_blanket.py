@@ -349,8 +349,9 @@ def test_window_sum_against_direct_convolution(n):
 
 def test_window_sum_of_a_far_tail_against_direct_convolution():
     """A law with a light far upper tail (as the shuffled Gaussian's core at small
-    sigma) and a negative mean: delta of 1e-12 or so, still bracketed within 1e-6."""
-    from pld.shuffling.blanket.continuous_window import positive_part_window
+    sigma) and a negative mean: delta of 1e-10 or so, still bracketed within twice the
+    lower side's aliasing share (1e-5 of the result)."""
+    from pld.shuffling.blanket.continuous_window import ALIAS_SHARE, positive_part_window
 
     index = np.arange(-40, 400)
     masses = np.exp(-0.5 * ((index + 10) / 6.0) ** 2) + 1e-9 * np.exp(-index / 60.0) * (index > 0)
@@ -369,7 +370,7 @@ def test_window_sum_of_a_far_tail_against_direct_convolution():
     )
     assert 0 < truth < 1e-6
     assert lower <= truth <= upper
-    assert upper - lower <= 1e-6 * truth
+    assert upper - lower <= 2 * ALIAS_SHARE * truth
 
 
 def _explicit_groups(probs, above, below):

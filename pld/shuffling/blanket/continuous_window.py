@@ -61,7 +61,7 @@ TAIL_MASS = 1e-18
 #: Blocks of the coarsened law on which tilts and tail bounds are searched.
 COARSE_BLOCKS = 2**12
 #: The aliasing charge of the lower bound is kept below this share of the result.
-ALIAS_SHARE = 1e-7
+ALIAS_SHARE = 1e-5
 #: The kernel is summed up to ``KERNEL_REACH / r`` (beyond: ``e^-45`` of its peak times
 #: the sum's mass there) or to the window's reach, whichever is smaller.
 KERNEL_REACH = 45.0
