@@ -90,9 +90,7 @@ class PLD:
         self._rel_accuracy = rel_accuracy
         self._tail_budget = tail_budget
         self._refined: PLD | None = None
-        #: Seconds its recipe took to make it (mechanisms and compositions; 0 if unknown):
-        #: refinement predicts the cost of a rebuild from it.
-        self._build_seconds = 0.0
+        self._build_seconds = 0.0  # to make it (0: unknown); refinement's cost predictions
 
     @property
     def tail_budget(self) -> float:
@@ -651,7 +649,6 @@ def compose(
         tail_budget=max(tail_mass, *(p.tail_budget for p in operands)),
     )
     result._tilt_factors = tilt_factors
-    result._build_seconds = (
-        time.perf_counter() - started + sum(p._build_seconds for p in unique.values())
-    )
+    operands_seconds = sum(p._build_seconds for p in unique.values())  # a rebuild redoes them
+    result._build_seconds = time.perf_counter() - started + operands_seconds
     return result
