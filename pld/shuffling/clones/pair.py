@@ -294,13 +294,21 @@ def _outside_mass(pair: _ClonesPair, rows: _Rows) -> float:
     gamma = pair.blanket * (pair.n - totals) / totals
     row_mass = pair.weight_a * rows.clone_pmf
     inside_rows = float(np.sum(row_mass * tails * (1.0 + pair.r + 2.0 * gamma)))
+    return inside_rows + _outside_rows(pair, rows)
+
+
+def _outside_rows(pair: _ClonesPair, rows: _Rows) -> float:
+    """Exact P-mass (equal to the Q-mass) of the rows outside [first, last].
+
+    T = C + 1 with probability 1 - w2, T = C otherwise (C ~ Bin(n - 1, 2p)).
+    """
     first, last = rows.first, rows.first + rows.low.size - 1
-    outside_rows = (1.0 - pair.w2) * (_clone_cdf(pair, first - 2) + _clone_sf(pair, last - 1))
+    outside = (1.0 - pair.w2) * (_clone_cdf(pair, first - 2) + _clone_sf(pair, last - 1))
     if pair.w2 > 0.0:
-        outside_rows += pair.w2 * _clone_sf(pair, last)
+        outside += pair.w2 * _clone_sf(pair, last)
         if not rows.include_origin:
-            outside_rows += pair.w2 * _clone_cdf(pair, first - 1)
-    return inside_rows + outside_rows
+            outside += pair.w2 * _clone_cdf(pair, first - 1)
+    return outside
 
 
 def _clone_cdf(pair: _ClonesPair, k: int) -> float:
