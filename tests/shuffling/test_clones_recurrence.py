@@ -151,3 +151,30 @@ def test_binomial_tail(k, m):
     value, error = recurrence.upper_tail(k, m)
     truth = float(binom.sf(k - 1, m, 0.5))
     assert abs(value - truth) <= error + 1e-15 * truth
+
+
+def _check_pld_against_oracle(n, eps0, p):
+    import pld
+
+    pair = _pair(n, eps0, p)
+    merged = pld.shuffling.clones.clones_cells(n, eps0, p)
+    assert merged.mass_error > _cells.MERGED_MASS_RELATIVE_ERROR  # the recurrence built it
+    assert merged.mass_error < 1e-9
+    loss = pld.clones(n, eps0, p)
+    sd = 2 * pair.one_minus_r / ((1 + pair.r) * math.sqrt(pair.rho * n))
+    eps = np.array([0.0, 1.0, 3.0]) * sd
+    lower, upper = loss.delta_bounds(eps, rel_accuracy=1.0)
+    for value, low, high in zip(eps, lower, upper, strict=True):
+        truth, error = oracle.clones_delta(n, eps0, float(value), p)
+        assert low <= truth + error and truth - error <= high, (value, low, truth, high)
+        if truth > 1e-9:  # above the truncated mass (1e-12)
+            assert high - low <= 0.05 * truth  # one round on the default grid
+
+
+def test_pld_at_a_hundred_million_users():
+    _check_pld_against_oracle(10**8, 1.0, KRR10)
+
+
+@pytest.mark.slow
+def test_pld_at_a_billion_users():
+    _check_pld_against_oracle(10**9, 1.0, None)
