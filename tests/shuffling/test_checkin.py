@@ -408,8 +408,8 @@ def test_exact_counts_is_checked():
         ({"n": 10**11, "p": 0.5, "eps0": 1.0}, "reports, beyond the work budget"),
         ({"n": 2**40, "p": 0.5, "eps0": 1.0}, "up to 549760670022 reports, beyond the work budget"),
         (
-            {"n": 10**8, "p": 0.5, "randomizer": pld.randomizers.krr(k=4, gamma=0.5)},
-            "above pld.shuffle's 10000000",
+            {"n": 2**40, "p": 0.5, "randomizer": pld.randomizers.krr(k=4, gamma=0.5)},
+            "beyond the work budget",
         ),
     ],
 )

@@ -354,8 +354,8 @@ def _check_work(pair: _ClonesPair, truncation: str, tail_mass: float, step: floa
     cells = DEFAULT_MAX_CELLS if step is None else 2 * pair.eps0 / step
     check_grid_points(
         work / LATTICE_POINTS_PER_GRID_POINT + 8 * rows + cells,
-        f"clones(n={pair.n}, eps0={pair.eps0:g}) (about {work:.3g} steps over {rows:.3g} rows "
-        "of its lattice)",
+        f"clones(n={pair.n}, eps0={pair.eps0:g}) (about {work:.3g} steps over the lattice "
+        f"points of {rows:.3g} rows)",
         "use a coarser loss_grid_step (fewer cells per row) or a smaller n (the result for "
         "n users also bounds any larger n)",
     )
