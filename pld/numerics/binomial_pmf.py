@@ -27,7 +27,7 @@ import math
 import numba
 import numpy as np
 
-UNIT_ROUNDOFF = 2.0**-53
+from pld.numerics.constants import UNIT_ROUNDOFF
 
 #: Bound on the absolute error of :func:`log_pmf` as a multiple of (1 + |log P|):
 #: 64 ulps, about 3.4 times the largest error measured.

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import pld
-from pld.shuffling import profile_bounds
 from pld.numerics.iid_sums import ExactLaw
+from pld.shuffling import profile_bounds
 from pld.shuffling.blanket import smooth
 from tests.oracles import large_populations as oracle
 

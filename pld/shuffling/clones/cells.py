@@ -21,6 +21,7 @@ from pld.engine import (
     choose_loss_grid_step,
     max_grid_points,
 )
+from pld.numerics import UNIT_ROUNDOFF
 from pld.shuffling.clones.pair import (
     _ClonesPair,
     _outside_mass,
@@ -86,8 +87,6 @@ RECURRENCE_MIN_POINTS = 2**25
 #: Rows between fresh sums of the recurrence (as :data:`recurrence.ANCHOR_ROWS`,
 #: which imports numba; used here only for the work estimate).
 ANCHOR_ROWS = 4096
-
-_UNIT_ROUNDOFF = 2.0**-53
 
 
 def _window_betas(totals: np.ndarray, lows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -553,7 +552,7 @@ def _merged_recurrence(
         np.full(totals.size, pair.rho),
     )
     weight = pair.weight_a * np.exp(log_weight)
-    weight_error = LOG_PMF_ERROR * (1.0 + np.abs(log_weight)) + 4.0 * _UNIT_ROUNDOFF
+    weight_error = LOG_PMF_ERROR * (1.0 + np.abs(log_weight)) + 4.0 * UNIT_ROUNDOFF
     cell_p, cell_q, error_p, error_q = (np.zeros(n_cells) for _ in range(4))
     per_row = max(high_cell - low_cell, 1) * RECURRENCE_STEP_POINTS
     chunk = ANCHOR_ROWS * max(1, int(KERNEL_CHUNK_POINTS // (ANCHOR_ROWS * per_row)))
@@ -578,7 +577,7 @@ def _merged_recurrence(
         )
     keep = np.flatnonzero(cell_p > 0)
     # The sums over rows add positive terms: rows u of each total on top of the bounds.
-    accumulation = totals.size * _UNIT_ROUNDOFF
+    accumulation = totals.size * UNIT_ROUNDOFF
     mass_error = max(
         float(np.max(error_p[keep] / cell_p[keep], initial=0.0)),
         float(np.max(error_q[keep] / cell_q[keep], initial=0.0)),

@@ -92,6 +92,7 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_pmfs, refinable
 from pld.engine import check_grid_points
+from pld.numerics import UNIT_ROUNDOFF
 from pld.shuffling.clones.cells import (
     ClonesCells,
     _cells,
@@ -126,7 +127,6 @@ __all__ = [
 #: :func:`clones_delta_bounds` (it widens the bracket by twice this).
 _HOCKEY_STICK_TAIL = 1e-18
 
-_UNIT_ROUNDOFF = 2.0**-53
 
 TRUNCATIONS = ("quantile", "hoeffding", "exact")
 
@@ -330,7 +330,7 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
             np.full(totals.size, pair.rho),
         )
     row_weight = pair.weight_a * np.exp(log_weight)
-    weight_error = LOG_PMF_ERROR * (1.0 + np.abs(log_weight)) + 4.0 * _UNIT_ROUNDOFF
+    weight_error = LOG_PMF_ERROR * (1.0 + np.abs(log_weight)) + 4.0 * UNIT_ROUNDOFF
     # Mass of the rows left out: T = C + 1 w.p. 1 - w2, T = C w.p. w2 (row 0 is loss 0).
     outside = (1.0 - pair.w2) * (_clone_cdf(pair, c_lo - 2) + _clone_sf(pair, c_hi))
     origin = pair.w2 * math.exp(trials * pair.log_one_minus_rho)
@@ -353,7 +353,7 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
         )
         if c_lo == 0:
             total += origin * max(0.0, -math.expm1(value))
-            slack += 4.0 * _UNIT_ROUNDOFF * origin
+            slack += 4.0 * UNIT_ROUNDOFF * origin
         lower[index] = max(0.0, total - slack)
         upper[index] = min(1.0, total + slack + outside)
     return lower, upper

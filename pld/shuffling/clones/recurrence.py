@@ -34,7 +34,8 @@ import math
 import numba
 import numpy as np
 
-from pld.numerics.binomial_pmf import LOG_PMF_ERROR, UNIT_ROUNDOFF, half_pmf
+from pld.numerics import UNIT_ROUNDOFF
+from pld.numerics.binomial_pmf import LOG_PMF_ERROR, half_pmf
 from pld.shuffling.clones.kernels import _row_loss
 
 #: Rows between fresh evaluations of the cell sums (each costs one walk over the
