@@ -116,3 +116,41 @@ def test_log_mgf_and_characteristic_function_within_their_bounds():
             for omega, got, bound in zip(omegas, logs, bounds, strict=True):
                 want = exact(mpmath.mpc(theta, omega))
                 assert abs(complex(want) - got) <= bound + 1e-300
+
+
+def test_observer_masses_against_exact_multinomials_at_a_hundred_million():
+    from pld.shuffling import observer
+
+    total = 10**8 - 1
+    pi = np.array([0.11, 0.62, 0.27])
+    a = np.array([total // 10 + 5000, 11 * total // 100 - 20000])
+    b = np.array([62 * total // 100, 62 * total // 100 + 30000])
+    got = observer._log_multinomial(total, a, b, pi).reshape(a.size, b.size)
+    with mpmath.workdps(40):
+        for i, ai in enumerate(a):
+            for j, bj in enumerate(b):
+                rest = total - ai - bj
+                exact = (
+                    mpmath.loggamma(total + 1)
+                    - mpmath.loggamma(ai + 1)
+                    - mpmath.loggamma(bj + 1)
+                    - mpmath.loggamma(rest + 1)
+                    + ai * mpmath.log(pi[0])
+                    + bj * mpmath.log(pi[1])
+                    # the third group has the rest: 1 - pi_0 - pi_1 (not the float pi_2)
+                    + rest * mpmath.log(1 - mpmath.mpf(pi[0]) - mpmath.mpf(pi[1]))
+                )
+                # The observer declares 1e-9 relative to from_pmfs; Loader's pmfs do far better.
+                assert abs(got[i, j] - float(exact)) <= 1e-11 * (1 + abs(float(exact)))
+
+
+@pytest.mark.parametrize("n", [10**7, pytest.param(10**8, marks=pytest.mark.slow)])
+def test_observer_at_scale_stays_below_the_upper_bound(n):
+    # (refused above 10^6 before: log-factorial tables of n entries, masses off by 2e-7)
+    randomizer = pld.randomizers.local_hashing(2.0, 100)
+    low = pld.shuffle_observer(randomizer, n).self_compose(10)
+    high = pld.shuffle(randomizer, n).self_compose(10)
+    eps = np.array([0.0, 0.002, 0.005, 0.01])
+    lower = low.delta_bounds(eps, rel_accuracy=1.0)[0]
+    upper = high.delta_bounds(eps, rel_accuracy=1.0)[1]
+    assert np.all(lower <= upper) and lower[0] > 0.5 * upper[0]
