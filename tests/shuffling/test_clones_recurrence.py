@@ -19,13 +19,10 @@ import math
 import numpy as np
 import pytest
 
-from pld.numerics.binomial_pmf import LOG_PMF_ERROR, log_pmfs
 from pld.shuffling.clones import cells as _cells
 from pld.shuffling.clones import recurrence
-from pld.shuffling.clones.pair import _clone_quantiles, _pair, _rows
+from pld.shuffling.clones.pair import _clone_quantiles, _pair, _row_weights, _rows
 from tests.oracles import large_populations as oracle
-
-U = 2.0**-53
 
 #: Relative accuracy of the walk's merged masses (its MERGED_MASS_RELATIVE_ERROR).
 WALK_ERROR = _cells.MERGED_MASS_RELATIVE_ERROR
@@ -33,19 +30,10 @@ WALK_ERROR = _cells.MERGED_MASS_RELATIVE_ERROR
 KRR10 = 1.0 / (math.e + 9.0)  # k-RR's clone parameter, k = 10, eps0 = 1
 
 
-def _weights(pair, totals):
-    log_w = log_pmfs(
-        (totals - 1).astype(np.float64),
-        np.full(totals.size, float(pair.n - 1)),
-        np.full(totals.size, pair.rho),
-    )
-    return pair.weight_a * np.exp(log_w), LOG_PMF_ERROR * (1 + np.abs(log_w)) + 3 * U
-
-
 def _recurrence_cells(pair, rows, step, first_cell, n_cells, anchor_rows):
     edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
     totals = rows.totals
-    weight, weight_error = _weights(pair, totals)
+    weight, weight_error = _row_weights(pair, totals)
     out = [np.zeros(n_cells) for _ in range(4)]
     outside = recurrence.scatter_rows(
         int(totals[0]),
@@ -102,7 +90,7 @@ def test_cells_equal_the_point_walk(n, eps0, p, step, anchor_rows):
 def _grid_free(pair, eps):
     c_lo, c_hi = _clone_quantiles(pair, 1e-18)
     totals = np.arange(max(c_lo, 1), c_hi + 2, dtype=np.int64)
-    weight, weight_error = _weights(pair, totals)
+    weight, weight_error = _row_weights(pair, totals)
     return recurrence.hockey_stick_rows(
         float(eps),
         int(totals[0]),

@@ -26,6 +26,7 @@ from pld.shuffling.clones.pair import (
     _ClonesPair,
     _outside_mass,
     _outside_rows,
+    _row_weights,
     _Rows,
     _rows,
 )
@@ -539,20 +540,13 @@ def _merged_recurrence(
     the left-out mass is the recurrence's bound within the rows plus the exact mass
     of the rows left out. Runs in chunks of whole anchor periods (Ctrl-C between them).
     """
-    from pld.numerics.binomial_pmf import LOG_PMF_ERROR, log_pmfs
     from pld.shuffling.clones.recurrence import ANCHOR_ROWS, scatter_rows
 
     first_cell, n_cells = _grid(pair, step)
     low_cell, high_cell = span
     edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
     totals = rows.totals
-    log_weight = log_pmfs(
-        (totals - 1).astype(np.float64),
-        np.full(totals.size, float(pair.n - 1)),
-        np.full(totals.size, pair.rho),
-    )
-    weight = pair.weight_a * np.exp(log_weight)
-    weight_error = LOG_PMF_ERROR * (1.0 + np.abs(log_weight)) + 4.0 * UNIT_ROUNDOFF
+    weight, weight_error = _row_weights(pair, totals)
     cell_p, cell_q, error_p, error_q = (np.zeros(n_cells) for _ in range(4))
     per_row = max(high_cell - low_cell, 1) * RECURRENCE_STEP_POINTS
     chunk = ANCHOR_ROWS * max(1, int(KERNEL_CHUNK_POINTS // (ANCHOR_ROWS * per_row)))

@@ -109,6 +109,7 @@ from pld.shuffling.clones.pair import (
     _lattice_log_pmfs,
     _lattice_mass_error,
     _pair,
+    _row_weights,
 )
 
 __all__ = [
@@ -309,7 +310,6 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
     (:func:`pld.shuffling.clones.recurrence.hockey_stick_rows`, with its error bound);
     the row weights come from Loader's pmf (:mod:`pld.numerics.binomial_pmf`).
     """
-    from pld.numerics.binomial_pmf import LOG_PMF_ERROR, log_pmfs
     from pld.shuffling.clones.recurrence import hockey_stick_rows
 
     trials = pair.n - 1
@@ -321,16 +321,7 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
         "use a smaller n or fewer eps values",
     )
     totals = np.arange(max(c_lo, 1), c_hi + 2, dtype=np.int64)
-    if pair.n == 1:
-        log_weight = np.zeros(totals.size)  # C = 0 surely: the row t = 1
-    else:
-        log_weight = log_pmfs(
-            (totals - 1).astype(np.float64),
-            np.full(totals.size, float(trials)),
-            np.full(totals.size, pair.rho),
-        )
-    row_weight = pair.weight_a * np.exp(log_weight)
-    weight_error = LOG_PMF_ERROR * (1.0 + np.abs(log_weight)) + 4.0 * UNIT_ROUNDOFF
+    row_weight, weight_error = _row_weights(pair, totals)
     # Mass of the rows left out: T = C + 1 w.p. 1 - w2, T = C w.p. w2 (row 0 is loss 0).
     outside = (1.0 - pair.w2) * (_clone_cdf(pair, c_lo - 2) + _clone_sf(pair, c_hi))
     origin = pair.w2 * math.exp(trials * pair.log_one_minus_rho)
