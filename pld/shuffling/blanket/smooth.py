@@ -62,9 +62,10 @@ docs/large-populations.md §3):
   expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y`` free of cancellation; its error,
   ``n`` times a few ulps of ``sum_k mu_k |expm1(z v_k)|``, is O(u sqrt(n)) at the
   nodes that matter (``|omega| <~ 21 / sd(S)``) instead of the O(u n) of an n-th
-  power; nodes whose tilted ``|phi|^n`` (screened with the blocked evaluation of
-  the computed law, widened by the distance to each side's law) is below
-  ``e^-230`` are charged instead of evaluated; each kernel value ``16 u``.
+  power; nodes whose tilted ``|phi|^n`` is below ``e^-230`` are charged instead of
+  evaluated, found by a bound from a few pairs of atoms
+  (``|phi|^2 = 1 - 4 sum_{k<j} m~_k m~_j sin^2(omega (v_k - v_j) / 2)``); each kernel
+  value ``16 u``.
 
 A bracket wider than 0.3 % (atoms of S within ~w of 0) is evaluated once more
 with an 8 times narrower w.
@@ -187,68 +188,44 @@ def _chernoff_grid(sd: float) -> np.ndarray:
     return np.logspace(-2, 3, 41) / sd
 
 
-#: Nodes per block of the characteristic-function evaluation: ``e^(i omega v)`` at
-#: node ``b B + j`` is the product of the exactly computed factors of ``b B`` and ``j``.
-_BLOCK = 256
+#: Pairs of atoms whose terms bound the tilted ``|phi|`` when screening the nodes.
+_SCREEN_PAIRS = 4
 
 
-def _phi(values: np.ndarray, tilted: np.ndarray, step: float, count: int) -> np.ndarray:
-    """``sum_k m~_k e^(i omega v_k)`` at ``omega = step * m``, m = 0..count.
+def _live_nodes(
+    law: ExactLaw, theta: float, log_norm: float, step: float, count: int, n: int
+) -> np.ndarray:
+    """Indices m in 0..count whose node ``omega = m step`` may have ``|phi|^n > e^_SKIP_LOG``.
 
-    Each factor ``e^(i omega v_k)`` is the product of two directly computed
-    exponentials (of the block start and of the offset within the block): one
-    complex product more than a direct evaluation, and no sine per node. Used to
-    screen the nodes (:func:`_evaluate`).
+    ``phi`` is the characteristic function of ``law`` tilted by theta (masses
+    ``t_k = mass_k e^(theta v_k) / M``, the rest at 0), and
+    ``|phi|^2 = (sum t)^2 - 4 sum_{k<j} t_k t_j sin^2(omega (v_k - v_j) / 2)``: every
+    term is >= 0, so the ``_SCREEN_PAIRS`` pairs of largest ``t_k t_j`` alone bound
+    ``|phi|`` from above, with the masses' rounding (a relative 1e-10 charged) and the
+    sine's (4 u of its argument) on the safe side. One sine per node and pair, instead
+    of K complex exponentials; only the nodes kept are evaluated exactly.
     """
-    blocks = count // _BLOCK + 1
-    starts = np.exp(1j * np.multiply.outer(_BLOCK * np.arange(blocks) * step, values))
-    offsets = np.exp(1j * np.multiply.outer(np.arange(_BLOCK) * step, values))
-    return ((starts * tilted) @ offsets.T).ravel()[: count + 1]
-
-
-def _screen(
-    values: np.ndarray, log_mass: np.ndarray, theta: float, step: float, count: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(|phi| + its error bound, omega, tilted masses) of the computed law at every node."""
-    log_tilted = log_mass + theta * values
-    tilted = np.exp(log_tilted - log_sum_exp(log_tilted))
-    phi = _phi(values, tilted, step, count)
+    tilted = law.mass * np.exp(theta * law.value - log_norm)
+    zero = max(0.0, 1.0 - math.fsum(law.mass)) * math.exp(-log_norm)
+    masses = np.append(tilted, zero)
+    values = np.append(law.value, 0.0)
+    total = float(np.sum(masses)) * (1.0 + 1e-10)
+    first, second = np.triu_indices(masses.size, 1)
+    products = masses[first] * masses[second]
+    order = np.argsort(-products)[:_SCREEN_PAIRS]
     omega = step * np.arange(count + 1)
-    # Angles, exponentials, product, sums (K values): a few ulps of each term.
-    error = UNIT_ROUNDOFF * (
-        6 * omega * float(np.dot(tilted, np.abs(values))) + (values.size + 6) * 1.01
-    )
-    return np.abs(phi) + error, omega, tilted
-
-
-def _distance(
-    law: ExactLaw, theta: float, values: np.ndarray, tilted: np.ndarray
-) -> tuple[float, float]:
-    """(tv, drift): ``|phi_law(omega) - phi(omega)| <= tv + omega drift`` for the tilted laws.
-
-    ``phi`` is the tilted characteristic function of the computed law (masses
-    ``tilted`` on ``values``), ``phi_law`` that of ``law`` tilted by theta.
-    """
-    log_norm = float(law.log_mgf(np.array([theta]))[0][0])
-    side = law.mass * np.exp(theta * law.value - log_norm)
-    at_zero = max(0.0, 1.0 - float(np.sum(side)))
-    computed_zero = float(np.sum(tilted[values == 0.0]))
-    nonzero = values != 0.0
-    # Pair the side's values with the computed ones they moved from (same order).
-    tv = abs(at_zero - computed_zero) + 1e-12
-    if law.value.size == int(np.sum(nonzero)):
-        tv += float(np.sum(np.abs(side - tilted[nonzero])))
-        drift = float(np.dot(side, np.abs(law.value - values[nonzero])))
-    else:  # a value moved to or from 0: compare as whole laws
-        tv += float(np.sum(side)) + float(np.sum(tilted[nonzero]))
-        drift = 0.0
-    return tv, drift
+    deficit = np.zeros(count + 1)
+    for k, j, product in zip(first[order], second[order], products[order], strict=True):
+        angle = 0.5 * omega * (values[k] - values[j])
+        sine = np.maximum(np.abs(np.sin(angle)) - 4 * UNIT_ROUNDOFF * (np.abs(angle) + 1.0), 0.0)
+        deficit += 4.0 * product * (1.0 - 1e-10) * sine * sine
+    with np.errstate(divide="ignore"):
+        log_bound = 0.5 * n * np.log(np.maximum(total * total - deficit, 0.0))
+    return np.flatnonzero(log_bound > _SKIP_LOG)
 
 
 def _evaluate(
     law: ExactLaw,
-    screen: tuple[np.ndarray, np.ndarray, np.ndarray],
-    values: np.ndarray,
     n: int,
     theta: float,
     width: float,
@@ -258,14 +235,11 @@ def _evaluate(
     side: str,
 ) -> float:
     """``log`` of the bound of ``side`` on ``E[(S)_+]`` for the exact law ``law`` (-inf: 0)."""
-    magnitude, omega_all, tilted = screen
     log_norm_array, norm_error = law.log_mgf(np.array([theta]))
     log_norm, norm_error = float(log_norm_array[0]), float(norm_error[0])
-    tv, drift = _distance(law, theta, values, tilted)
-    with np.errstate(divide="ignore", under="ignore"):
-        log_bound = n * np.log(np.minimum(magnitude + tv + omega_all * drift, 1.0))
-    live = np.flatnonzero(log_bound > _SKIP_LOG)
-    omega = omega_all[live]
+    step = 2 * math.pi / period
+    live = _live_nodes(law, theta, log_norm, step, count, n)
+    omega = step * live
     logs, errors = law.log_cf(theta, omega)
     exponent = n * (logs - log_norm)
     spread = n * (errors + norm_error) + 4 * UNIT_ROUNDOFF * np.abs(exponent)
@@ -274,7 +248,6 @@ def _evaluate(
     weighted = weights * powered
     error_weights = weights * np.abs(powered) * np.expm1(spread)
     skipped = 2.0 * (count + 1 - live.size) * math.exp(_SKIP_LOG)
-    step = 2 * math.pi / period
     # sin(pi w z) and cos(pi w z / 2) for z = theta + i omega, from real functions.
     a, b = math.pi * width * theta, math.pi * width * omega
     z = theta + 1j * omega
@@ -408,9 +381,8 @@ def smoothed_bounds(
             if attempt:
                 break
             raise SmoothingError(f"{needed} Fourier nodes needed (limit {MAX_NODES})")
-        screen = _screen(values, log_mass, theta, 2 * math.pi / period, count)
         common = (n, theta, width, period, count, (low, high, sd))
-        logs = {s: _evaluate(laws[s], screen, values, *common, s) for s in sides}
+        logs = {s: _evaluate(laws[s], *common, s) for s in sides}
         if upper_only:
             logs["lower"] = -math.inf
             break
