@@ -441,7 +441,10 @@ def test_best_for_krr_is_its_own_clones_pair_and_meets_the_protocol_lower_bound(
     n = 1000
     assert randomizer.clone_probability == pytest.approx(1 / (math.exp(randomizer.eps0) + 3))
     best = pld.shuffle(randomizer, n).self_compose(100).epsilon_bounds(1e-6)
-    low = pld.shuffle_observer(randomizer, n).self_compose(100).epsilon_bounds(1e-6)
+    # The observer's own bracket refined to 1e-5 (on its default grid its lower end
+    # sits 1e-4 below: the raw grid's lower curve, sensitive to 1e-13 of total mass).
+    observer = pld.shuffle_observer(randomizer, n).self_compose(100)
+    low = observer.epsilon_bounds(1e-6, rel_accuracy=1e-5)
     assert low[0] <= best[1] <= low[0] * (1 + 1e-4)
     assert pld.randomizers.local_hashing(2.0, 10).clone_probability is None
 
