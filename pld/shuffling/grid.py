@@ -71,6 +71,7 @@ def profile_pld(
     num_points: int = DEFAULT_NUM_POINTS,
     tail: float = 0.0,
     *,
+    end: Callable[[float, float], float] | None = None,
     every_step: bool = False,
 ) -> PLD:
     """The PLD of a one-round profile: eps grid, connect-the-dots, bracket from below.
@@ -78,9 +79,12 @@ def profile_pld(
     Parameters
     ----------
     profiles : callable
-        ``profiles(eps, lower_side=True) -> (components, convex)``: the (lower, upper)
-        brackets whose minimum is the analysis' profile at each eps >= 0, and whether
-        each is a convex privacy profile (:meth:`pld.randomizers.Randomizer.shuffle_profiles`).
+        ``profiles(eps, lower_side=True, fineness=1.0) -> (components, convex)``: the
+        (lower, upper) brackets whose minimum is the analysis' profile at each eps >= 0,
+        and whether each is a convex privacy profile
+        (:meth:`pld.randomizers.Randomizer.shuffle_profiles`); ``fineness`` (>= 1): how
+        much finer than at its default the loss grid is, for evaluations with a
+        resolution of their own.
     quick_upper : callable
         ``quick_upper(eps)``: cheap upper values, to find where the grid ends.
     eps0 : float
@@ -91,6 +95,9 @@ def profile_pld(
         Points of the eps grid at the default step (``shuffle``).
     tail : float
         A lower bound on the first component's limit at eps = +inf.
+    end : callable, optional
+        ``end(low, high)``: where the grid ends, given that it ends in ``(low, high]``
+        (:meth:`pld.randomizers.Randomizer.profile_end`); default ``high``.
     every_step : bool
         Put an eps grid point at every multiple of the loss grid step up to the grid's
         end (``loss_grid_step`` must be given): connect-the-dots then reproduces exactly
@@ -103,6 +110,8 @@ def profile_pld(
     # candidate (0 unless some output is impossible under some input).
     below = np.flatnonzero(cheap <= cheap[-1] + PROFILE_FLOOR)
     top = float(candidates[below[0]]) if below.size else float(candidates[-1])
+    if end is not None and below.size and below[0] > 0:
+        top = end(float(candidates[below[0] - 1]), top)
     coarse = np.linspace(0.0, top, 9)
     coarse_components, _ = profiles(coarse, lower_side=False)
     grid, values = _symmetric(coarse, _minimum_upper(coarse_components))
@@ -123,7 +132,12 @@ def profile_pld(
         multiple = 1
     spacing = step * multiple
     eps = spacing * np.arange(math.ceil(top / spacing) + 1)
-    components, convex = profiles(eps)
+    # An evaluation with a resolution of its own follows the eps grid (its error, like
+    # the grid's connect-the-dots excess, shrinks with the square).
+    fineness = max(
+        1.0, default_step * max(1, math.ceil(top / (num_points * default_step))) / spacing
+    )
+    components, convex = profiles(eps, fineness=fineness)
     grid, upper_values = _symmetric(eps, _minimum_upper(components))
     if convex:
         # Below the analysis' exact profile between grid points too (module docstring):

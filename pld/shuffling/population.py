@@ -234,7 +234,7 @@ def shuffle_population(
     """
     analyses = _Analyses(population, analysis)
 
-    def profiles(eps: np.ndarray, lower_side: bool = True):
+    def profiles(eps: np.ndarray, lower_side: bool = True, fineness: float = 1.0):
         lower, upper, _ = analyses.evaluate(eps, lower_side)
         return [(lower, upper)], False
 
@@ -297,7 +297,7 @@ def shuffle_messages(
     if analysis == "best" and not np.any(clones_only(probe)[1] < composed_upper):
         return composed
 
-    def profiles(eps: np.ndarray, lower_side: bool = True):
+    def profiles(eps: np.ndarray, lower_side: bool = True, fineness: float = 1.0):
         c_lower, c_upper = clones_only(eps)
         if analysis == "clones":
             return [(c_lower, c_upper)], True

@@ -198,12 +198,13 @@ def shuffle(
         return direct
     randomizer.check_blanket(n)
     return profile_pld(
-        lambda eps, lower_side=True: randomizer.shuffle_profiles(
-            n, eps, analysis, lower_side=lower_side
+        lambda eps, lower_side=True, fineness=1.0: randomizer.shuffle_profiles(
+            n, eps, analysis, lower_side=lower_side, fineness=fineness
         ),
         lambda eps: randomizer.quick_profile_upper(n, eps, analysis),
         randomizer.eps0,
         loss_grid_step,
         num_points,
         randomizer.blanket_profile_at_infinity(),
+        end=lambda low, high: randomizer.profile_end(n, low, high, analysis),
     )

@@ -29,7 +29,6 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from pld.numerics.iid_sums import log_sum_exp
 from pld.randomizers import merge_classes
 from pld.shuffling.blanket.finite import (
     ATOM_MASS_ERROR,
@@ -41,6 +40,7 @@ from pld.shuffling.blanket.finite import (
 )
 from pld.shuffling.blanket.smooth import (
     SmoothingError,
+    chernoff_log_bound,
     positive_sum_bounds,
     saddle_tilt,
 )
@@ -156,23 +156,42 @@ def _population(others: Others) -> tuple[dict[float, int], float]:
     return laws, sum(gamma * count for gamma, count in laws.items())
 
 
-def _laws(z: np.ndarray, mass: np.ndarray, population: dict[float, int]) -> list:
-    """One law per blanket mass: ``B Z`` with mass ``gamma omega`` per class, ``1 - gamma`` at 0."""
-    laws = []
+def _laws(
+    r_x: np.ndarray, r_y: np.ndarray, mass: np.ndarray, population: dict[float, int], eps: float
+) -> tuple[list, list[np.ndarray]] | None:
+    """One law per blanket mass, ``B Z`` with mass ``gamma omega`` per class and ``1 - gamma``
+    at 0, as ``(values, log_mass, count)``, and each law's position errors; None where
+    every value of Z is <= 0 (then ``D = 0``)."""
+    scale = math.exp(eps)
+    z = r_x - scale * r_y
+    if float(z.max()) <= 0.0:
+        return None
+    size = np.append(POSITION_ERROR * (np.abs(r_x) + scale * np.abs(r_y)), 0.0)
+    laws, errors = [], []
     for gamma, count in population.items():
         values, masses = np.append(z, 0.0), np.append(gamma * mass, 1.0 - gamma)
         keep = masses > 0
-        laws.append((values[keep], np.log(masses[keep]), count, keep))
-    return laws
+        laws.append((values[keep], np.log(masses[keep]), count))
+        errors.append(size[keep])
+    return laws, errors
 
 
-def _chernoff_log(laws: list, total_gamma: float) -> float | None:
-    """``log`` of Chernoff's bound ``M(theta) / (e theta)`` on the population form, or None."""
-    if sum(c * float(np.dot(np.exp(lm), v)) for v, lm, c, _ in laws) >= 0:
-        return None  # no saddle point with theta > 0
-    plain = [(v, lm, c) for v, lm, c, _ in laws]
-    theta = saddle_tilt(plain)
-    log_mgf = sum(c * float(log_sum_exp(lm + theta * v)) for v, lm, c, _ in laws)
+def _mean(laws: list) -> float:
+    return sum(c * float(np.dot(np.exp(lm), v)) for v, lm, c in laws)
+
+
+def _chernoff_log(laws: list, errors: list[np.ndarray], total_gamma: float) -> float | None:
+    """``log`` of Chernoff's bound ``M(theta) / (e theta sum gamma)`` on the population form,
+    ``M`` of the law that dominates every law within the errors
+    (:func:`pld.shuffling.blanket.smooth.chernoff_log_bound`, law by law); None where
+    the mean is >= 0 (no saddle point with theta > 0)."""
+    if _mean(laws) >= 0:
+        return None
+    theta = saddle_tilt(laws)
+    log_mgf = sum(
+        chernoff_log_bound(v, np.exp(lm), e, ATOM_MASS_ERROR, theta, c)
+        for (v, lm, c), e in zip(laws, errors, strict=True)
+    )
     return log_mgf - math.log(math.e * theta * total_gamma)
 
 
@@ -189,23 +208,17 @@ def population_form(
     population, total_gamma = _population(others)
     lower, upper = np.zeros(eps.size), np.zeros(eps.size)
     for i, value in enumerate(eps):
-        scale = math.exp(value)
-        z = r_x - scale * r_y
-        if float(z.max()) <= 0.0:
+        built = _laws(r_x, r_y, mass, population, float(value))
+        if built is None:
             continue
-        laws = _laws(z, mass, population)
-        size = np.append(POSITION_ERROR * (np.abs(r_x) + scale * np.abs(r_y)), 0.0)
-        errors = [size[keep] for *_, keep in laws]
-        plain = [(v, lm, c) for v, lm, c, _ in laws]
-        mean = sum(c * float(np.dot(np.exp(lm), v)) for v, lm, c in plain)
-        flip = mean > 0
-        if not flip:
-            log_chernoff = _chernoff_log(laws, total_gamma)
-            if log_chernoff is not None and log_chernoff < math.log(NEGLIGIBLE):
-                upper[i] = math.exp(log_chernoff) * (1 + 1e-6)
-                continue
+        laws, errors = built
+        flip = _mean(laws) > 0
+        log_chernoff = None if flip else _chernoff_log(laws, errors, total_gamma)
+        if log_chernoff is not None and log_chernoff < math.log(NEGLIGIBLE):
+            upper[i] = math.exp(log_chernoff) * (1 + 1e-12)
+            continue
         # E[S_+] = E[S] + E[(-S)_+] where the mean is positive (as for one randomizer).
-        used = [(-v, lm, c) for v, lm, c in plain] if flip else plain
+        used = [(-v, lm, c) for v, lm, c in laws] if flip else laws
         try:
             log_lo, log_up = positive_sum_bounds(
                 used, mass_error=ATOM_MASS_ERROR, position_errors=errors, upper_only=not lower_side
@@ -214,13 +227,16 @@ def population_form(
         except SmoothingError:
             lo, up = 0.0, math.inf
         if flip:
-            weights = [(np.exp(lm), v, c, e) for (v, lm, c), e in zip(plain, errors, strict=True)]
+            weights = [(np.exp(lm), v, c, e) for (v, lm, c), e in zip(laws, errors, strict=True)]
             spread = sum(c * float(np.dot(w, np.abs(v) + e)) for w, v, c, e in weights)
             slack = spread * (ATOM_MASS_ERROR + 16 * math.ulp(1.0))
             lo += sum(c * float(np.dot(w, v - e)) for w, v, c, e in weights) - slack
             up += sum(c * float(np.dot(w, v + e)) for w, v, c, e in weights) + slack
         lower[i] = lo / total_gamma
         upper[i] = up / total_gamma
+        if log_chernoff is not None:
+            # Chernoff's bound is valid too (and better where the evaluation degenerates).
+            upper[i] = min(upper[i], math.exp(min(log_chernoff, 0.0)) * (1 + 1e-12))
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
@@ -231,13 +247,13 @@ def population_chernoff(
     population, total_gamma = _population(others)
     out = np.ones(eps.size)
     for i, value in enumerate(eps):
-        z = r_x - math.exp(value) * r_y
-        if float(z.max()) <= 0.0:
+        built = _laws(r_x, r_y, mass, population, float(value))
+        if built is None:
             out[i] = 0.0
             continue
-        log_bound = _chernoff_log(_laws(z, mass, population), total_gamma)
+        log_bound = _chernoff_log(*built, total_gamma)
         if log_bound is not None:
-            out[i] = min(1.0, math.exp(min(log_bound, 0.0)) * (1 + 1e-6))
+            out[i] = min(1.0, math.exp(min(log_bound, 0.0)) * (1 + 1e-12))
     return out
 
 

@@ -221,7 +221,7 @@ def clones_population(groups: object, loss_grid_step: float | None = None) -> PL
         ]
         targets.append((CloneCount(components), eps_g))
 
-    def profiles(eps: np.ndarray, lower_side: bool = True):
+    def profiles(eps: np.ndarray, lower_side: bool = True, fineness: float = 1.0):
         bounds = [clones_profile(count, 1, eps_g, eps) for count, eps_g in targets]
         lower = np.max([b[0] for b in bounds], axis=0)
         upper = np.max([b[1] for b in bounds], axis=0)
