@@ -219,7 +219,7 @@ def shuffle_observer(
     randomizer : Randomizer or list of (Randomizer, int)
         The local randomizer, or the groups of a population (then ``n`` is omitted).
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     loss_grid_step : float, optional
         Loss grid spacing in nats (default: the engine's rule).
     """
@@ -235,5 +235,5 @@ def shuffle_observer(
     randomizer = check_randomizer(randomizer)
     if n is None:
         raise ValueError("n (the number of users, >= 1) must be given with one randomizer")
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     return randomizer.observer(n, loss_grid_step)

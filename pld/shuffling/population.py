@@ -105,7 +105,7 @@ def check_population(groups: object) -> Population:
                 "every group's randomizer must be a finite randomizer on the same inputs and "
                 f"outputs: group 0 is {first!r}, group {index} is {randomizer!r}"
             )
-    validation.integer_at_least("the number of users", sum(counts), 1)
+    validation.integer_at_least("the number of users", sum(counts), 1, validation.MAX_USERS)
     return Population(tuple(randomizers), tuple(counts))
 
 

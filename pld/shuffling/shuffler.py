@@ -74,7 +74,7 @@ def profile_bounds(
     randomizer : Randomizer
         A finite randomizer (:mod:`pld.randomizers.finite`) or a continuous one.
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     eps : ndarray
         Values of eps >= 0, nats.
     lower_side : bool
@@ -86,7 +86,7 @@ def profile_bounds(
     lower, upper : ndarray
     """
     randomizer = check_randomizer(randomizer)
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     eps = validation.real_array("eps", eps)
     if np.any(eps < 0):
         raise ValueError("eps must be >= 0 (nats)")
@@ -125,7 +125,7 @@ def shuffle(
         The local randomizer (``pld.randomizers.krr``, ``matrix``, ...), or the groups
         of a population as (randomizer, number of users) pairs (then ``n`` is omitted).
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     analysis : {"best", "blanket", "clones"}
         ``"blanket"``: the blanket profile (module docstring); ``"clones"``: the
         clones pair of ``pld.clones`` for an eps0-LDP randomizer; ``"best"``
@@ -178,7 +178,7 @@ def shuffle(
     randomizer = check_randomizer(randomizer)
     if n is None:
         raise ValueError("n (the number of users, >= 1) must be given with one randomizer")
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     if messages > 1:
         from pld.shuffling.population import shuffle_messages
 

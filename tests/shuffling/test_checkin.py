@@ -407,10 +407,6 @@ def test_exact_counts_is_checked():
     [
         ({"n": 10**11, "p": 0.5, "eps0": 1.0}, "reports, beyond the work budget"),
         ({"n": 2**40, "p": 0.5, "eps0": 1.0}, "up to 549760670022 reports, beyond the work budget"),
-        (
-            {"n": 2**40, "p": 0.5, "randomizer": pld.randomizers.krr(k=4, gamma=0.5)},
-            "beyond the work budget",
-        ),
     ],
 )
 def test_huge_bulk_is_refused_up_front_with_the_estimate_and_the_knob(kwargs, fragment):

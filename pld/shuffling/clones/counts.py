@@ -214,6 +214,7 @@ def clones_population(groups: object, loss_grid_step: float | None = None) -> PL
             validation.in_interval(f"groups[{index}] eps0", entry[0], 0.0, MAX_EPS0, low_open=True)
         )
         counts.append(validation.integer_at_least(f"groups[{index}] count", entry[1], 1))
+    validation.integer_at_least("the number of users", sum(counts), 1, validation.MAX_USERS)
     targets = []
     for g, eps_g in enumerate(levels):
         components = [
