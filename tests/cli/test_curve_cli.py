@@ -37,17 +37,17 @@ TOUR = [
         "pld epsilon --mechanism clones --n 10000 --eps0 1 --rounds 100 --delta 1e-6",
         """\
 delta: 1e-06
-eps_lower: 0.508144
-eps_upper: 0.508273""",
+eps_lower: 0.622882
+eps_upper: 0.622967""",
     ),
     (
         "pld calibrate --mechanism clones --n 10000 --rounds 100 --target-eps 1 "
         "--target-delta 1e-6 --param eps0",
         """\
 param: eps0
-value: 1.63777
-eps_upper: 0.99881
-delta_upper: 9.77487e-07""",
+value: 1.37221
+eps_upper: 0.999251
+delta_upper: 9.85778e-07""",
     ),
     (
         "pld curve --mechanism krr --n 1000 --k 4 --gamma 0.25 --adversary strong,weak "
@@ -82,9 +82,9 @@ order: 7
         "pld delta --mechanism clones --n 10000 --eps0 1 --rounds 100 --eps 0.25 0.5 0.75",
         """\
          eps   delta_lower   delta_upper
-        0.25    0.00126091    0.00126431
-         0.5   1.32634e-06   1.33221e-06
-        0.75   3.86359e-11   3.88957e-11""",
+        0.25    0.00363234    0.00363697
+         0.5   2.66247e-05   2.66792e-05
+        0.75   1.78863e-08   1.79558e-08""",
     ),
 ]
 

@@ -458,13 +458,15 @@ def test_arrays_where_a_word_is_expected_name_the_parameter(call, name):
 
 def test_shuffle_and_observer_refuse_huge_n_up_front() -> None:
     # Their work grows with n (about 6 s at n = 1e7, 20 s at 1e6 respectively):
-    # beyond the caps they are refused at once, naming n. (k-RR's default analysis is
-    # its own clones pair, refused by pld.clones' work estimate instead.)
+    # beyond the caps they are refused at once, naming n. (Binary RR's default analysis
+    # is its clones pair alone, refused by pld.clones' work estimate instead.)
     randomizer = pld.randomizers.krr(k=4, gamma=0.25)
     with pytest.raises(ValueError, match=r"^n must be at most 10000000 "):
         pld.shuffle(pld.randomizers.local_hashing(2.0, 100), 10**8)
-    with pytest.raises(ValueError, match=r"^clones\(n=100000000.*budget"):
+    with pytest.raises(ValueError, match=r"^n must be at most 10000000 "):
         pld.shuffle(randomizer, 10**8)
+    with pytest.raises(ValueError, match=r"^clones\(n=100000000.*budget"):
+        pld.shuffle(pld.randomizers.krr(k=2, gamma=0.25), 10**8)
     with pytest.raises(ValueError, match=r"^n must be at most 1000000 "):
         pld.shuffle_observer(randomizer, 10**7)
 
