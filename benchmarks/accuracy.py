@@ -70,7 +70,7 @@ def _rr_pmfs(eps0: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _clones_pmfs(n: int, eps0: float) -> tuple[np.ndarray, np.ndarray]:
-    from pld.shuffling.clones.mechanism import clones_cells
+    from pld.shuffling.clones import clones_cells
 
     cells = clones_cells(n, eps0)
     return cells.log_p, cells.log_q

@@ -2,13 +2,13 @@
 
 Shuffled check-in, eps0 = 1 (any eps0-LDP randomizer, replace adjacency): for n in
 {10^3, 10^5, 10^7} and p in {0.001, 0.01, 0.1}, the one-round build time, the number
-of count blocks, eps(1e-6) after 1 and 1000 rounds as (lower, upper), and Liew et al.'s (2022)
-Approach 2 (``pld.rdp.checkin_approach2`` with delta0 = 0, orders 2..256) for the same
-settings. Approach 2 converts (eps, delta)-DP to RDP with Liew et al. (2022), Lemma 1, which is
+of count blocks, eps(1e-6) after 1 and 1000 rounds as (lower, upper), and the Approach 2 of
+Liew et al. (2022) (``pld.rdp.checkin_approach2`` with delta0 = 0, orders 2..256) for the
+same settings. Approach 2 converts (eps, delta)-DP to RDP with Liew et al. (2022), Lemma 1, which is
 not a valid upper bound (pld.rdp.generic_ldp): it is printed as the paper's method,
-not as a guarantee (with delta0 = 0 it is far below the truth). Beside it, a certified
-RDP bound on the same count mixture: per count block [a, b] the RDP of the clones pair
-of a users (``pld.rdp.from_pld``), subsampled at rate b/n (Wang et al. Thm 9,
+not as a guarantee (with delta0 = 0 it is far below the truth). Beside it, a certified RDP bound
+on the same count mixture: per count block [a, b] the RDP of the clones pair of a users
+(``pld.rdp.from_pld``), subsampled at rate b/n (Wang, Balle and Kasiviswanathan (2019), Thm 9,
 ``pld.rdp.subsampled``), mixed over the blocks by Liew et al. (2022), eq. 5, counts outside the
 bulk charged at the eps0-DP moment ``e^((lam - 1) eps0)``.
 
@@ -30,7 +30,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 import pld
-from pld.rdp.conversions import to_epsilon
+from pld.rdp import to_epsilon
 from pld.shuffling.checkin.mixture import (
     COUNT_TAIL_MASS,
     DEFAULT_COUNT_TOLERANCE,

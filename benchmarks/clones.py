@@ -8,8 +8,8 @@ is measured in a fresh process (peak memory is a process high-water mark):
   merged atoms handed to the engine, and the exactly computed truncated mass;
 * peak resident memory added by the build, above the process after warm-up;
 * ε at δ = 1e-6 for one round, as the PLD's (lower, upper) bracket next to the
-  grid-free bracket of :func:`pld.shuffling.clones.mechanism.clones_epsilon_bounds`
-  (Feldman et al. 2021's method, computing the same pair's hockey stick
+  grid-free bracket of :func:`pld.shuffling.clones.clones_epsilon_bounds`
+  (the method of Feldman, McMillan and Talwar (2021), computing the same pair's hockey stick
   directly: it must lie inside the PLD bracket);
 * composition time and δ(ε) bracket for T = 10, 100, 1000 rounds.
 
@@ -41,7 +41,7 @@ def _peak_rss_mb() -> float:
 def _measure(n: int, eps0: float) -> dict:
     """Everything about one (n, ε0), in the calling (fresh) process."""
     import pld
-    from pld.shuffling.clones.mechanism import clones, clones_cells, clones_epsilon_bounds
+    from pld.shuffling.clones import clones, clones_cells, clones_epsilon_bounds
 
     clones(10**4, eps0)  # warm-up: numba cache load, scipy, FFT wrapper
     baseline = _peak_rss_mb()
@@ -82,7 +82,7 @@ def _measure(n: int, eps0: float) -> dict:
 
 
 def _fmt21() -> tuple[tuple[float, float], tuple[float, float]]:
-    from pld.shuffling.clones.mechanism import clones_epsilon_bounds
+    from pld.shuffling.clones import clones_epsilon_bounds
 
     n, eps0 = 10**5, 4.0
     return (

@@ -32,8 +32,7 @@ import numpy as np
 from scipy.stats import norm
 
 import pld
-from pld.engine import fft
-from pld.engine.compose import spectrum_power
+from pld.engine import fft, spectrum_power
 
 EPS = np.array([0.5, 1.0, 2.0, 3.0])
 CLOCK = time.perf_counter
@@ -74,9 +73,8 @@ def composed_lengths(loss: pld.PLD) -> list[int]:
 
 
 def _pmfs(loss: pld.PLD):
-    for atoms_bound in ("upper", "lower"):
-        for direction in loss._directions:
-            yield getattr(direction, atoms_bound)
+    for bound in ("upper", "lower"):
+        yield from loss.directions(bound)
 
 
 def first_query_time(fresh, query, repeats: int) -> float:

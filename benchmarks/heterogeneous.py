@@ -113,14 +113,14 @@ def timed_engine_calls(totals: dict):
 
 
 def composed_pmfs(loss: pld.PLD) -> list:
-    return [getattr(d, bound) for d in loss._directions for bound in ("upper", "lower")]
+    return [*loss.directions("upper"), *loss.directions("lower")]
 
 
 def floor_time(loss: pld.PLD, plds: list, repeats: int) -> tuple[float, int]:
     """Median time of one rfft per factor at the composed FFT length, the product and
     one irfft, for the largest composed pmf; and that length."""
     length = max(fft.fast_length(p.masses.shape[0]) for p in composed_pmfs(loss))
-    factors = [d.upper.masses for p in plds for d in p._directions[:1]]
+    factors = [p.directions("upper")[0].masses for p in plds]
 
     def run():
         product = None
@@ -222,7 +222,7 @@ def run_workload(name: str, count: int, repeats: int, peer_count: int, budget: f
     pmfs = composed_pmfs(composed)
     per_pmf = floor * len(pmfs)
     sizes = "+".join(str(p.masses.shape[0]) for p in pmfs)
-    factor_sizes = [p._directions[0].upper.masses.shape[0] for p in plds]
+    factor_sizes = [p.directions("upper")[0].masses.shape[0] for p in plds]
     print(f"### {name}: {count} PLDs")
     print()
     median_build = 1e3 * statistics.median(build_times)

@@ -1,11 +1,12 @@
-"""Figures for shuffled k-RR (pld.krr): Koskela et al. 2023 Fig. 4 and build times up to n = 10^6.
+"""Figures for shuffled k-RR (pld.krr): Koskela et al. (2023), Fig. 4, build times to n = 10^6.
 
 Run from the repository root: ``python benchmarks/krr.py`` (``--quick`` skips n = 10^6).
 
-1. Koskela et al. 2023, Fig. 4: n = 1000, gamma = 0.25, k = 4, eps at delta = 1e-6 after T rounds
-   for the strong adversary, the weak adversary and the clones bound of Feldman et al.
-   at eps0 = log(((1 - gamma) k + gamma) / gamma) = log 13, each as (lower, upper); and
-   the paper's tail form P(sum Z_i >= eps) at the tight strong eps, to show its looseness.
+1. Koskela et al. (2023), Fig. 4: n = 1000, gamma = 0.25, k = 4, eps at delta = 1e-6 after T
+   rounds for the strong adversary, the weak adversary and the clones bound of Feldman, McMillan
+   and Talwar (2023) at eps0 = log(((1 - gamma) k + gamma) / gamma) = log 13, each as (lower,
+   upper); and the paper's tail form P(sum Z_i >= eps) at the tight strong eps, to show its
+   looseness.
 2. Build time of one round (median of 3 after a warm-up that compiles the numba kernels),
    the number of components (observed counts) and whether they were blocked, and
    eps(1e-6) of one round and of 100 rounds.

@@ -13,7 +13,7 @@ smoke run with fewer repeats and smaller workloads). It writes
      ``fourier_accountant.get_delta_R`` and ``get_epsilon_R``), queries delta(eps = 1)
      (shown) and eps(delta = 1e-6);
    * the clones pair of ``pld.clones`` (eps0 = 2) handed to every tool as the same
-     pmfs (the merged atoms of ``pld.shuffling.clones.mechanism.clones_cells``), n in
+     pmfs (the merged atoms of ``pld.shuffling.clones.clones_cells``), n in
      {1e3, 1e4}, T in {1, 10, 100}, queries eps(delta = 1e-6) (shown) and
      delta(eps = 1). prv_accountant takes
      it as a discrete privacy random variable (step CDF); fourier_accountant has no
@@ -66,7 +66,7 @@ from scipy.special import logsumexp
 
 import pld
 from pld.engine import fft
-from pld.shuffling.clones.mechanism import clones_cells
+from pld.shuffling.clones import clones_cells
 
 HERE = Path(__file__).resolve().parent
 SIGMA, RATE, GAUSSIAN_EPS, GAUSSIAN_DELTA = 1.0, 0.01, 1.0, 1e-6
@@ -235,7 +235,7 @@ def fft_floor(composed: pld.PLD, rounds: int, repeats: int) -> float:
     """The FFT floor of a composition: one rfft of the composed grid, powering by
     squaring and one irfft at its FFT length, times the number of composed pmfs
     (bounds and directions)."""
-    from pld.engine.compose import spectrum_power
+    from pld.engine import spectrum_power
 
     step = composed.loss_grid_step
     sizes = [
@@ -380,7 +380,7 @@ def clones_workload(n: int, rounds: int, repeats: int) -> list[Result]:
 
 def pld_vs_rdp(all_rounds: tuple[int, ...], quick: bool) -> list[tuple]:
     """Rows (workload, T, eps PLD upper, eps RDP of the same pair, eps other RDP bound)."""
-    from pld.shuffling.krr.mechanism import ldp_epsilon
+    from pld.shuffling.krr import ldp_epsilon
 
     workloads = [
         ("clones n=1e4 eps0=1", pld.clones(10**4, 1.0), 1.0, None),

@@ -6,7 +6,7 @@ peak memory (``ru_maxrss``) is its own. Per row: build time of one round, time o
 100-round composition, eps(1e-6) after 100 rounds as (lower, upper), the bracket
 width, and the peak RSS of the process.
 
-Workloads (all finite, at most 100 outputs): k-RR (k = 4, gamma = 0.25, Koskela et al. (2023)
+Workloads (all finite, at most 100 outputs): k-RR (k = 4, gamma = 0.25, Koskela et al. (2023),
 Fig. 4), OLH (eps0 = 2, domain 100, g = 8 buckets), Hadamard response (eps0 = 2,
 domain 63: 64 outputs), a random asymmetric 4 x 6 matrix; beside them, on the same
 (n, eps0), ``pld.clones`` and, for k-RR, ``pld.krr(..., "weak")`` (the same analysis
@@ -14,17 +14,17 @@ as the blanket bound for k-RR, by an independent construction); the shuffled Gau
 (``gaussian``: sigma = 9.48, inputs [0, 1]) and, on request (``--workloads gaussian1``:
 sigma = 1, about two minutes per size), the Gaussian at sigma of the input range.
 
-Public research codes (``--research``): Wang et al.'s variation-ratio bound
+Public research codes (``--research``): the variation-ratio bound of Wang et al. (2024)
 (``wangsw/PrivacyAmplification``, VLDB 2024: ``unifiedamplification.Delta``, its upper bound
-adds ``tol * n`` as its ``amplificationUB`` does) and Balle et al.'s privacy-blanket bounds
-(``BorjaBalle/amplification-by-shuffling``, CRYPTO 2019: ``Hoeffding`` and ``BennettExact``
-with ``RRMechanism``) on k-RR (k = 4) for one round. They are not pip packages and are not
-vendored: point the script at local checkouts with ``--wang DIR`` / ``--balle DIR`` (or the
-environment variables ``PLD_WANG_CODE`` / ``PLD_BALLE_CODE``). Per row: our one-round
-eps(delta) bracket (blanket and best-of analyses), Wang's eps (geometric bisection of its
-delta on [0.8 lower, 1.25 upper] of our bracket, so "<" / ">" mark an answer outside it),
-Balle's eps, and the time of one delta(eps) evaluation of each code (ours: one eps of
-``pld.shuffling.shuffler.profile_bounds``).
+adds ``tol * n`` as its ``amplificationUB`` does) and the privacy-blanket bounds of Balle et al.
+(2019) (``BorjaBalle/amplification-by-shuffling``, CRYPTO 2019: ``Hoeffding`` and
+``BennettExact`` with ``RRMechanism``) on k-RR (k = 4) for one round. They are not pip packages
+and are not vendored: point the script at local checkouts with ``--wang DIR`` / ``--balle DIR``
+(or the environment variables ``PLD_WANG_CODE`` / ``PLD_BALLE_CODE``). Per row: our one-round
+eps(delta) bracket (blanket and best-of analyses), Wang's eps (geometric bisection of its delta
+on [0.8 lower, 1.25 upper] of our bracket, so "<" / ">" mark an answer outside it), Balle's eps,
+and the time of one delta(eps) evaluation of each code (ours: one eps of
+``pld.shuffling.profile_bounds``).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def _research_row(n: int, eps0: float, delta: float, wang: str | None, balle: st
     import numpy as np
 
     import pld
-    from pld.shuffling.shuffler import profile_bounds
+    from pld.shuffling import profile_bounds
 
     randomizer = pld.randomizers.krr(4, eps0=eps0)
     blanket = pld.shuffle(randomizer, n, analysis="blanket").epsilon_bounds(delta)

@@ -7,7 +7,7 @@ m = 100 users): delta(eps) of the connect-the-dots pair of Lemma 7's h on
 
 Figure 3: eps(delta) of T compositions of subsampled shufflers against the RDP
 bound of Girgis et al. (2021, Thm 2; ``pld.rdp.girgis``) composed over T rounds
-and converted with ``pld.rdp.conversions.to_epsilon``.
+and converted with ``pld.rdp.to_epsilon``.
 
 Run ``python benchmarks/subsampled.py`` (about a minute on 2 cores);
 ``--plot DIR`` also writes the two figures as PNG files into DIR.
@@ -22,9 +22,8 @@ from pathlib import Path
 import numpy as np
 
 import pld
-from pld.rdp.conversions import to_epsilon
-from pld.rdp.girgis import girgis_subsampled_shuffle
-from pld.subsampling.subsampled_shuffler import subsample
+from pld.rdp import girgis_subsampled_shuffle, to_epsilon
+from pld.subsampling import subsample
 
 
 def timed(function, *args, **kwargs):

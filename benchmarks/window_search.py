@@ -35,8 +35,7 @@ WORKLOADS = {
 def searches(loss: pld.PLD, rounds: int, tail: float = 1e-15) -> int:
     """The first window searches of every pmf of ``loss`` composed ``rounds`` times."""
     count = 0
-    for direction in loss._directions:
-        upper, lower = direction.upper, direction.lower
+    for upper, lower in zip(loss.directions("upper"), loss.directions("lower"), strict=True):
         window = tails.composition_window(
             [(upper.offset, upper.masses)], [rounds], upper.step, tail, memos=[{}]
         )

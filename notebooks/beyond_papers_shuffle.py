@@ -16,15 +16,15 @@
 # # Beyond the papers: shuffling k-RR, local hashing and Hadamard response
 #
 # `pld.shuffle(randomizer, n)` accounts for the privacy blanket of *any* finite local
-# randomizer (Balle et al. 2019, seed 002 §5), composes it over rounds with rigorous
+# randomizer (Balle et al. 2019, §5), composes it over rounds with rigorous
 # (lower, upper) brackets and, by default, takes the best of the blanket bound and the
-# generic clones pair (`pld.clones`, seed 004 §3). `pld.shuffle_observer` is the exact PLD
-# of one concrete pair of neighbouring datasets: its lower bracket bounds the protocol's own
-# delta from below, so the truth lies in the band [observer lower, shuffle upper].
+# generic clones pair (`pld.clones`, Koskela et al. 2023, §3). `pld.shuffle_observer` is the
+# exact PLD of one concrete pair of neighbouring datasets: its lower bracket bounds the
+# protocol's own delta from below, so the truth lies in the band [observer lower, shuffle upper].
 #
-# 1. k-RR at the parameters of seed 004 Fig. 4 (n = 1000, k = 4, γ = 0.25, 1–100 rounds):
-#    blanket (equal to the weak adversary of seed 004 Thm 15–16), clones, the strong
-#    adversary and the protocol lower bound.
+# 1. k-RR at the parameters of Koskela et al. (2023), Fig. 4 (n = 1000, k = 4, γ = 0.25,
+#    1–100 rounds): blanket (equal to the weak adversary of Koskela et al. (2023),
+#    Thm 15–16), clones, the strong adversary and the protocol lower bound.
 # 2. Optimal local hashing (OLH) and Hadamard response at ε0 ∈ {1, 4, 8}, n ∈ {10⁴, 10⁶}:
 #    ε(10⁻⁶) of the best analysis against the clones bound, i.e. what the specific
 #    randomizer saves over the generic ε0-LDP analysis.
@@ -71,7 +71,7 @@ for i, rounds in enumerate(all_rounds):
     print(f"T = {rounds:3d}: {cells}")
 
 # %% [markdown]
-# Checks (independent truths): the blanket bound of k-RR is exactly seed 004's weak
+# Checks (independent truths): the blanket bound of k-RR is exactly Koskela et al.'s (2023) weak
 # adversary, computed by `pld.krr` from its own multinomial components; the blanket
 # bracket of `pld.shuffle` contains the composition of that exact profile (its lower pair
 # lies below the profile between eps grid points too), so it contains the weak

@@ -15,10 +15,10 @@
 # %% [markdown]
 # # Beyond the papers: a certified (ε, δ) for the shuffle Gaussian
 #
-# Seed 001 gives the Rényi divergence of *one pair* of datasets of the shuffle Gaussian
-# (a lower bound on the mechanism's RDP, as seed 000 notes), and seed 004 §5 / App. C.3
-# estimates one pair's hockey stick by Monte Carlo for n ≤ 7. The privacy-blanket bound
-# (docs/blanket-continuous.md) bounds the mechanism itself:
+# Liew and Takahashi (2022) give the Rényi divergence of *one pair* of datasets of the
+# shuffle Gaussian (a lower bound on the mechanism's RDP, as Liew et al. (2022) note), and
+# Koskela et al. (2023), §5 / App. C.3 estimates one pair's hockey stick by Monte Carlo for
+# n ≤ 7. The privacy-blanket bound (docs/blanket-continuous.md) bounds the mechanism itself:
 # `pld.shuffling.profile_bounds` returns a rigorous (lower, upper) of
 # the one-round blanket δ(ε) for the end-point pair (the worst pair of inputs for every n,
 # proved in §3 of that page, so the bound holds for inputs anywhere in [0, 1]),
@@ -72,12 +72,12 @@ def composed(one, rounds):
 
 
 # %% [markdown]
-# ## Seed 001, Table 1: n = 60 000, σ = 9.48, δ = 1/n, T = 1…7 rounds
+# ## Liew and Takahashi (2022), Table 1: n = 60 000, σ = 9.48, δ = 1/n, T = 1…7 rounds
 #
-# Seed 001's RDP row is 0.2282 for every T (orders λ ≤ 30; 0.0175 with λ ≤ 256, see the
-# Table 1 notebook), and it is the divergence of one pair of datasets with inputs 0 and 1.
-# Its clones row reads σ = 9.48 as (1, 1/n)-LDP with sensitivity 2. We certify both input
-# intervals: [0, 1] (the RDP row's pair) and [−1, 1] (sensitivity 2).
+# Liew and Takahashi's (2022) RDP row is 0.2282 for every T (orders λ ≤ 30; 0.0175 with
+# λ ≤ 256, see the Table 1 notebook), and it is the divergence of one pair of datasets with
+# inputs 0 and 1. Its clones row reads σ = 9.48 as (1, 1/n)-LDP with sensitivity 2. We
+# certify both input intervals: [0, 1] (the RDP row's pair) and [−1, 1] (sensitivity 2).
 
 # %%
 n, sigma, delta = 60_000, 9.48, 1 / 60_000
@@ -109,15 +109,15 @@ for i, t in enumerate(rounds):
 # bound (a Gaussian mechanism with σ√n) is within a factor of about 1.1–1.3 of it: the
 # protocol's true ε lies in that band.
 #
-# ## Seed 004, App. C.3: σ = 2, n = 1…7
+# ## Koskela et al. (2023), App. C.3: σ = 2, n = 1…7
 #
-# Monte Carlo values of the one pair (all zeros vs one 1) from the seed 004 Fig. 5
+# Monte Carlo values of the one pair (all zeros vs one 1) from the Koskela et al. (2023), Fig. 5
 # notebook (4·10⁶ samples; standard errors there). The pair's δ is a lower bound on the
 # mechanism's, so it must lie below our certified upper bound; the observer is another
 # rigorous lower bound.
 
 # %%
-mc = {  # n: (delta at eps = 0, 0.5, 1.0), seed004_fig5_shuffle_gaussian_monte_carlo.ipynb
+mc = {  # n: (delta at eps = 0, 0.5, 1.0), koskela2023_fig5_shuffle_gaussian_monte_carlo.ipynb
     1: (1.9718e-01, 5.2324e-02, 6.8203e-03),
     2: (1.4409e-01, 1.8346e-02, 6.4937e-04),
     3: (1.1903e-01, 7.9971e-03, 8.7767e-05),
@@ -171,8 +171,8 @@ print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 # %%
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
 ts = np.arange(1, 8)
-left.semilogy(ts, printed_rdp, "rs-", label="seed 001 RDP row (one pair, not certified)")
-left.semilogy(ts, printed_clones, "ko-", label="seed 001 clones row")
+left.semilogy(ts, printed_rdp, "rs-", label="Liew & Takahashi RDP row (one pair, not certified)")
+left.semilogy(ts, printed_clones, "ko-", label="Liew & Takahashi clones row")
 for low, style in ((0.0, "b"), (-1.0, "g")):
     lower, upper = table[low]
     left.semilogy(ts, upper, style + "-", label=f"blanket upper, inputs [{low:g}, 1]")
@@ -195,7 +195,7 @@ for m in (1, 3, 7):
     )
 right.set_xlabel("eps")
 right.set_ylabel("delta(eps), one round")
-right.set_title("sigma = 2 (seed 004 App. C.3)")
+right.set_title("sigma = 2 (Koskela et al. 2023, App. C.3)")
 right.grid(alpha=0.3)
 right.legend(fontsize=6)
 fig.tight_layout()

@@ -2,7 +2,7 @@
 
 Usage, from the repository root or from ``notebooks/``::
 
-    PYTHONPATH=$PWD python notebooks/execute.py notebooks/seed004_fig4_krr.py [...]
+    PYTHONPATH=$PWD python notebooks/execute.py notebooks/koskela2023_fig4_krr.py [...]
 
 Each ``X.py`` (jupytext percent format) runs top to bottom in a fresh ``python3`` kernel
 whose working directory is ``notebooks/``; the executed notebook is written to ``X.ipynb``

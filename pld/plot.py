@@ -13,8 +13,9 @@ Trade-off curves (the hypothesis-testing view, :mod:`pld.distribution.tradeoff`)
 the same way by :func:`plot_tradeoff` from tables of ``(fpr, fnr_lower,
 fnr_upper)`` rows.
 
-Plotting needs matplotlib, an optional extra (``pip install 'pld[plot]'``); it
-is imported only when a plot is drawn. CSV needs nothing beyond numpy.
+Plotting needs matplotlib, an optional extra (``pip install matplotlib``, or
+``pip install '.[plot]'`` in a checkout of pld); it is imported only when a plot is
+drawn. CSV needs nothing beyond numpy.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from typing import Any
 import numpy as np
 
 #: How to get matplotlib, quoted in the error raised when it is missing.
-INSTALL_HINT = "plotting needs matplotlib: pip install 'pld[plot]' (or pip install matplotlib)"
+INSTALL_HINT = (
+    "plotting needs matplotlib: pip install matplotlib (or, in a checkout of pld, "
+    "pip install '.[plot]')"
+)
 
 
 def require_matplotlib() -> None:

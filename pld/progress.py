@@ -1,7 +1,8 @@
 """Progress bars for long work: shown on a terminal or in a notebook, silent otherwise.
 
-tqdm is an optional dependency (``pip install 'pld[progress]'``). A bar is shown
-only when all of these hold:
+Bars are drawn by tqdm, a dependency of pld (``pip install .`` installs it; without
+it, e.g. a source tree on ``sys.path``, no bar is drawn). A bar is shown only when all
+of these hold:
 
 * the caller did not ask for silence (``enabled=False``, the CLI's ``--quiet``,
   :func:`set_default` ``(False)`` or the environment variable ``PLD_PROGRESS=0``);

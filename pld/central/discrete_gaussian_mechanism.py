@@ -1,4 +1,4 @@
-"""The discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020) by exact summation.
+"""The discrete Gaussian mechanism (Canonne, Kamath and Steinke 2020) by exact summation.
 
 The noise has ``P(x) = exp(-x^2 / (2 σ^2)) / Z`` on the integers,
 ``Z = sum_x exp(-x^2 / (2 σ^2))``; for integer sensitivity Δ the pair is
@@ -27,8 +27,8 @@ import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
 from pld import validation
-from pld.distribution import PLD, TailMoments, from_pmfs, refinable
-from pld.engine import choose_loss_grid_step
+from pld.distribution import PLD, TailMoments, from_symmetric_pair, refinable
+from pld.engine import BudgetError, choose_loss_grid_step
 
 #: Enumerate outputs up to this many standard deviations (mass beyond < 1e-20).
 _REACH = 9.6
@@ -52,9 +52,11 @@ def discrete_gaussian_log_pmfs(
     """
     outputs = 2.0 * (_REACH * sigma + sensitivity) + 1.0
     if outputs > MAX_OUTPUTS:
-        raise ValueError(
+        raise BudgetError(
             f"sigma={sigma:g} needs about {outputs:.3g} outputs (limit {MAX_OUTPUTS}); "
-            "for sigma this large use pld.gaussian, whose pair is practically the same"
+            "for sigma this large use pld.gaussian, whose pair is practically the same",
+            estimate=outputs,
+            budget=MAX_OUTPUTS,
         )
     reach = math.ceil(_REACH * sigma) + sensitivity
     x = np.arange(-reach, reach + 1, dtype=np.float64)
@@ -116,11 +118,9 @@ def discrete_gaussian(
     step = validation.loss_grid_step(loss_grid_step)
     reach = int(x[-1])
     log_z, missing_p, missing_q = _truncated_masses(sigma, sensitivity, reach)
-    loss = from_pmfs(
+    loss = from_symmetric_pair(
         log_p,
         log_q,
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=missing_p,
         truncated_mass_q=missing_q,

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, from_pmfs, refinable
+from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import check_grid_points, choose_loss_grid_step
 from pld.numerics import MAX_EPS0
 
@@ -88,11 +88,9 @@ def discrete_laplace(
         f"a loss range of {2 * a * sensitivity:.3g} nats on the grid of step {step:g} nats",
         "increase loss_grid_step",
     )
-    return from_pmfs(
+    return from_symmetric_pair(
         log_p,
         log_q,
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=step,
         max_loss=a * sensitivity,
     )

@@ -6,7 +6,7 @@ engine merges, per grid cell ``[k h, (k+1) h)``, the exact P- and Q-mass of the
 loss falling in the cell (differences of the normal CDF, in log space), which
 the engine splits exactly as it would split the continuum (docs/architecture.md,
 "Merged atoms"). The Rényi moments of the truncated tails are attached in closed
-form, so ``PLD.rdp`` is finite. The analytic delta(eps) of Balle & Wang (2018, Thm 8) for T
+form, so ``PLD.rdp`` is finite. The analytic delta(eps) of Balle and Wang (2018), Thm 8, for T
 rounds, with σ/√T, is the truth in tests/central/test_reference_mechanisms.py.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from pld import validation
-from pld.distribution import PLD, TailMoments, from_pmfs, refinable
+from pld.distribution import PLD, TailMoments, from_symmetric_pair, refinable
 from pld.engine import check_grid_points, choose_loss_grid_step
 
 #: Default P-mass of the loss left outside the grid per round, both tails (charged to +inf).
@@ -47,7 +47,7 @@ def log_normal_interval_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray
 
 
 def gaussian_delta(eps: float | np.ndarray, sigma: float, sensitivity: float = 1.0) -> np.ndarray:
-    """Exact delta(eps) of the Gaussian mechanism (Balle & Wang 2018, Thm 8).
+    """Exact delta(eps) of the Gaussian mechanism (Balle and Wang 2018, Thm 8).
 
     ``delta = Phi(-eps/a + a/2) - e^eps Phi(-eps/a - a/2)`` with ``a = Δ/σ``,
     evaluated in log space. For T rounds pass ``sigma / sqrt(T)``.
@@ -109,11 +109,9 @@ def gaussian(
     outside_q = math.exp(log_ndtr(-(edges[-1] + mu) / spread)) + math.exp(
         log_ndtr((edges[0] + mu) / spread)
     )
-    loss = from_pmfs(
+    loss = from_symmetric_pair(
         log_p,
         log_q,
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=outside_p,
         truncated_mass_q=outside_q,

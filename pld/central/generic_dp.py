@@ -1,7 +1,7 @@
 """Generic pure eps-DP and (eps, delta)-DP mechanisms: their worst-case pairs.
 
 Every (eps, delta)-DP mechanism is a post-processing of the four-outcome pair
-(Kairouz, Oh & Viswanath 2015, Thm 2.1; Murtagh & Vadhan 2016)
+(Kairouz, Oh and Viswanath 2015, Thm 2.1; Murtagh and Vadhan 2016)
 
     P = (delta, (1 - delta) e^eps / (1 + e^eps), (1 - delta) / (1 + e^eps), 0),
     Q = (0,     (1 - delta) / (1 + e^eps), (1 - delta) e^eps / (1 + e^eps), delta),
@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, from_pmfs, refinable
+from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import DEFAULT_LOSS_GRID_STEP
 from pld.numerics import MAX_EPS0
 
@@ -69,9 +69,7 @@ def approximate_dp(
     log_flip = log_rest - float(np.logaddexp(0.0, eps))
     log_p = [log_delta, log_true, log_flip, -math.inf]
     log_q = [-math.inf, log_flip, log_true, log_delta]
-    return from_pmfs(
-        log_p, log_q, symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-    )
+    return from_symmetric_pair(log_p, log_q, loss_grid_step=step)
 
 
 @refinable

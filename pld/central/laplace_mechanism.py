@@ -8,7 +8,7 @@ and, with ``eps0 = Δ / b``, the privacy loss of an output x is
                                 = -eps0             for x >= Δ.
 
 It is symmetric (reflect x -> Δ - x) and bounded by eps0, and
-(Balle & Wang 2018; derived here by integrating the two densities)
+(Balle and Wang 2018; derived here by integrating the two densities)
 
     delta(eps) = 1 - exp((eps - eps0) / 2)   for |eps| < eps0,
                = (1 - e^eps)_+               otherwise,                         (1)
@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, from_pmfs, refinable
+from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import check_grid_points, choose_loss_grid_step
 from pld.numerics import MAX_EPS0
 
@@ -114,11 +114,9 @@ def laplace(
     log_q = log_half + _log_exp_difference(eps0 - u_high, eps0 - u_low)
     atoms_p = [log_half, log_half - eps0]  # x <= 0 (loss eps0), x >= Δ (loss -eps0)
     atoms_q = [log_half - eps0, log_half]
-    return from_pmfs(
+    return from_symmetric_pair(
         np.concatenate([atoms_p, log_p]),
         np.concatenate([atoms_q, log_q]),
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=step,
         max_loss=eps0,
     )

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, from_pmfs, refinable
+from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import DEFAULT_LOSS_GRID_STEP
 from pld.numerics import MAX_EPS0
 
@@ -45,10 +45,8 @@ def randomized_response(eps0: float, *, loss_grid_step: float | None = None) -> 
         loss_grid_step = eps0 / math.ceil(eps0 / DEFAULT_LOSS_GRID_STEP)
     log_true = -np.logaddexp(0.0, -eps0)
     log_flip = -np.logaddexp(0.0, eps0)
-    return from_pmfs(
+    return from_symmetric_pair(
         [log_true, log_flip],
         [log_flip, log_true],
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=loss_grid_step,
     )

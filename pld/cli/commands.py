@@ -32,11 +32,13 @@ from pld.cli.common import (
     format_table,
     mechanism_options,
     mechanism_parser,
+    refusal_in_flags,
 )
 from pld.cli.curve import add_curve_command
 from pld.cli.mechanisms import FAMILIES
-from pld.cli.spec import MechanismSpec
+from pld.cli.spec import MechanismSpec, integer
 from pld.distribution import AccuracyWarning
+from pld.engine import BudgetError
 
 #: Commands that take ``--mechanism`` (and so import the mechanism modules).
 MECHANISM_COMMANDS = ("delta", "epsilon", "calibrate", "curve")
@@ -75,6 +77,13 @@ def _add_common_options(parser: argparse.ArgumentParser, names: Sequence[str]) -
         help="the mechanism of one round (listed below)",
     )
     add_accuracy_options(parser)
+    parser.add_argument(
+        "--allocation",
+        default=None,
+        metavar="T:k",
+        help="random allocation: each user takes part in k of T rounds chosen at random "
+        "(pld.random_allocation of the mechanism, add/remove); --rounds then counts epochs",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -94,13 +103,13 @@ def _build_parser(specs: Mapping[str, MechanismSpec]) -> argparse.ArgumentParser
 
     delta = add_command(commands, "delta", "delta(eps) after T rounds", specs)
     _add_common_options(delta, names)
-    delta.add_argument("--rounds", type=int, default=1, help="number of rounds T (default 1)")
+    delta.add_argument("--rounds", type=integer, default=1, help="number of rounds T (default 1)")
     delta.add_argument("--eps", type=float, nargs="+", required=True, help="eps values (nats)")
     delta.set_defaults(handler=_run_delta)
 
     epsilon = add_command(commands, "epsilon", "eps(delta) after T rounds", specs)
     _add_common_options(epsilon, names)
-    epsilon.add_argument("--rounds", type=int, default=1, help="number of rounds T (default 1)")
+    epsilon.add_argument("--rounds", type=integer, default=1, help="number of rounds T (default 1)")
     epsilon.add_argument("--delta", type=float, required=True, help="target delta in (0, 1]")
     epsilon.set_defaults(handler=_run_epsilon)
 
@@ -119,7 +128,7 @@ def _build_parser(specs: Mapping[str, MechanismSpec]) -> argparse.ArgumentParser
         "participation (check-in probability p)",
     )
     calibrate.add_argument(
-        "--rounds", type=int, default=None, help="number of rounds T (default 1)"
+        "--rounds", type=integer, default=None, help="number of rounds T (default 1)"
     )
     calibrate.add_argument("--target-eps", type=float, required=True, help="target eps (nats)")
     calibrate.add_argument(
@@ -152,6 +161,39 @@ def _build_parser(specs: Mapping[str, MechanismSpec]) -> argparse.ArgumentParser
     return parser
 
 
+def _allocation(text: str | None) -> tuple[int, int] | None:
+    """``T:k`` of ``--allocation`` (None when not given)."""
+    if text is None:
+        return None
+    parts = text.split(":")
+    if len(parts) == 1:
+        parts.append("1")
+    try:
+        rounds, participations = (int(part) for part in parts)
+    except ValueError:
+        raise UsageError(
+            f"--allocation must be T:k with integers 1 <= k <= T (got {text!r})"
+        ) from None
+    if len(parts) != 2 or not 1 <= participations <= rounds:
+        raise UsageError(f"--allocation must be T:k with integers 1 <= k <= T (got {text!r})")
+    return rounds, participations
+
+
+def _allocated(build: Any, allocation: tuple[int, int] | None) -> Any:
+    """``build`` followed by random allocation (``build`` itself without one)."""
+    if allocation is None:
+        return build
+    from pld.allocation import random_allocation
+
+    rounds, participations = allocation
+
+    def allocated(**options: Any) -> Any:
+        return random_allocation(build(**options), rounds=rounds, participations=participations)
+
+    allocated.calibration_names = getattr(build, "calibration_names", {})
+    return allocated
+
+
 def _composed(args: argparse.Namespace) -> Any:
     """The T-round PLD that a ``delta``/``epsilon`` command asks about."""
     from pld.progress import progress_bar
@@ -161,7 +203,7 @@ def _composed(args: argparse.Namespace) -> Any:
     rounds = validation.integer_at_least("rounds", args.rounds, 1)
     with progress_bar(total=2 if rounds > 1 else 1, desc=args.mechanism, unit="step") as bar:
         bar.set_postfix_str("one round")
-        loss = spec.build(**options)
+        loss = _allocated(spec.build, _allocation(args.allocation))(**options)
         bar.update(1)
         if rounds > 1:
             bar.set_postfix_str(f"{rounds} rounds")
@@ -206,7 +248,7 @@ def _run_calibrate(args: argparse.Namespace) -> dict[str, Any]:
     if args.loss_grid_step is not None:
         fixed["loss_grid_step"] = args.loss_grid_step
     result = calibrate(
-        spec.build,
+        _allocated(spec.build, _allocation(args.allocation)),
         free,
         target_eps=args.target_eps,
         target_delta=args.target_delta,
@@ -271,7 +313,8 @@ def _main(argv: list[str]) -> int:
     quiet = QUIET_FLAG in argv
     try:
         specs = MechanismSpecs() if _command_of(argv) in MECHANISM_COMMANDS else {}
-        args, extra = _build_parser(specs).parse_known_args(argv)
+        parser = _build_parser(specs)
+        args, extra = parser.parse_known_args(argv)
         if extra and args.command not in MECHANISM_COMMANDS:
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
         args.mechanism_args, args.specs = extra, specs
@@ -289,6 +332,8 @@ def _main(argv: list[str]) -> int:
             text = json.dumps({k: _json_value(v) for k, v in result.items()})
         else:
             text = getattr(args, "table", format_table)(result)
+    except BudgetError as error:
+        return _error(refusal_in_flags(str(error), _flags(parser, args)))
     except (UsageError, ValueError, TypeError) as error:
         return _error(str(error))
     except MemoryError:
@@ -303,6 +348,18 @@ def _main(argv: list[str]) -> int:
     print(text)
     sys.stdout.flush()
     return 0
+
+
+def _flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> set[str]:
+    """The options of the command run: its own and those of the mechanisms it names."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {
+        flag for action in commands.choices[args.command]._actions for flag in action.option_strings
+    }
+    named = getattr(args, "mechanism", None)
+    for name in [named] if isinstance(named, str) else named or []:
+        flags.update(option.flag for option in args.specs[name].options)
+    return flags
 
 
 def _show_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:

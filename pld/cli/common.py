@@ -7,8 +7,9 @@ Used by :mod:`pld.cli.commands` (``delta``, ``epsilon``, ``calibrate``, the entr
 from __future__ import annotations
 
 import argparse
+import re
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pld.cli.spec import MechanismSpec
@@ -142,3 +143,48 @@ def format_table(result: dict[str, Any]) -> str:
 
 def _cell(value: Any) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+#: ``name=value`` in a library message (a keyword argument and its value).
+_KEYWORD_VALUE = re.compile(r"\b([a-z][a-z0-9_]*)=('[^']*'|\([^)]*\)|[^\s,;()]+)")
+#: A bare keyword with an underscore (``loss_grid_step``).
+_KEYWORD = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+#: A power of ten written for Python (``10**6``).
+_POWER = re.compile(r"^10\*\*(\d+)$")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def refusal_in_flags(message: str, flags: Collection[str]) -> str:
+    """A library refusal (``pld.BudgetError``) in command-line terms.
+
+    The refusal's advice (the part after its first ``"; "``, suggestions separated by
+    ``", or "``) names keyword arguments: ``name=value`` becomes ``--name value`` and a
+    bare ``name_x`` becomes ``--name-x`` when the command has that option (``flags``);
+    a suggestion naming a keyword the command lacks is left out, so that the line
+    names only what the command line can change (and the environment variable).
+    """
+    head, separator, advice = message.partition("; ")
+    if not separator:
+        return message
+    kept = []
+    for clause in advice.split(", or "):
+        names = [m.group(1) for m in _KEYWORD_VALUE.finditer(clause)]
+        names += [m.group(0) for m in _KEYWORD.finditer(_KEYWORD_VALUE.sub("", clause))]
+        if any(_flag(name) not in flags for name in names):
+            continue
+
+        def value(match: re.Match[str]) -> str:
+            text = match.group(2).strip("'()").replace(", ", " ")
+            power = _POWER.match(text)
+            return f"{_flag(match.group(1))} {10 ** int(power.group(1)) if power else text}"
+
+        clause = _KEYWORD_VALUE.sub(value, clause)
+        kept.append(_KEYWORD.sub(lambda match: _flag(match.group(0)), clause))
+    if not kept:
+        return head
+    if advice.startswith("use ") and not kept[0].startswith(("use ", "set ")):
+        kept[0] = "use " + kept[0]
+    return f"{head}; {', or '.join(kept)}"

@@ -22,7 +22,7 @@ from pld.cli.common import (
     rounds_of,
     write_file,
 )
-from pld.cli.spec import MechanismSpec
+from pld.cli.spec import MechanismSpec, integer
 
 #: Most series one ``pld curve`` draws (mechanisms x option values x round counts).
 MAX_CURVE_SERIES = 40
@@ -55,7 +55,7 @@ def add_curve_command(commands: Any, specs: Mapping[str, MechanismSpec]) -> None
     )
     add_accuracy_options(curve)
     curve.add_argument(
-        "--rounds", type=int, nargs="+", default=[1], help="one or more round counts T"
+        "--rounds", type=integer, nargs="+", default=[1], help="one or more round counts T"
     )
     where = curve.add_mutually_exclusive_group()
     where.add_argument("--eps", type=float, nargs="+", help="eps values (nats)")
@@ -69,7 +69,7 @@ def add_curve_command(commands: Any, specs: Mapping[str, MechanismSpec]) -> None
     )
     curve.add_argument(
         "--points",
-        type=int,
+        type=integer,
         default=DEFAULT_CURVE_POINTS,
         help=f"points of the eps range (default {DEFAULT_CURVE_POINTS})",
     )

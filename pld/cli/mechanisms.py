@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pld import validation
-from pld.cli.spec import MechanismSpec, Option
+from pld.cli.spec import MechanismSpec, Option, integer
 
 #: Options several mechanisms share.
-N_OPTION = Option("--n", "n", int, "number of users (>= 1)")
+N_OPTION = Option("--n", "n", integer, "number of users (>= 1)")
 EPS0_OPTION = Option("--eps0", "eps0", float, "local privacy parameter (nats, in (0, 50])")
-M_OPTION = Option("--m", "m", int, "users sampled per round, in [1, n]")
-K_OPTION = Option("--k", "k", int, "domain size (>= 2)")
+M_OPTION = Option("--m", "m", integer, "users sampled per round, in [1, n]")
+K_OPTION = Option("--k", "k", integer, "domain size (>= 2)")
 GAMMA_OPTION = Option(
     "--gamma", "gamma", float, "probability of a uniformly random answer, in (0, 1]"
 )
@@ -140,10 +140,10 @@ def _cli_shuffle(
 #: CLI options that describe a local randomizer (besides ``--randomizer`` and ``--eps0``),
 #: shared by every mechanism that takes one.
 RANDOMIZER_OPTIONS = (
-    Option("--k", "k", int, "krr: domain size (>= 2)", required=False),
+    Option("--k", "k", integer, "krr: domain size (>= 2)", required=False),
     Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
-    Option("--domain", "domain", int, "olh/hadamard/unary: inputs", required=False),
-    Option("--buckets", "buckets", int, "olh: hash buckets g", required=False),
+    Option("--domain", "domain", integer, "olh/hadamard/unary: inputs", required=False),
+    Option("--buckets", "buckets", integer, "olh: hash buckets g", required=False),
     Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
     Option("--scale", "scale", float, "laplace: noise scale", required=False),
     Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
@@ -160,6 +160,7 @@ def _cli_checkin(
     analysis: str = "best",
     variant: str | None = None,
     adjacency: str = "replace",
+    max_base_count: int | None = None,
     loss_grid_step: float | None = None,
     **options: object,
 ) -> PLD:
@@ -167,7 +168,11 @@ def _cli_checkin(
     from pld.shuffling.checkin import checkin
 
     given = sorted(name for name, value in options.items() if value is not None)
-    common = {"adjacency": adjacency, "loss_grid_step": loss_grid_step}
+    common = {
+        "adjacency": adjacency,
+        "max_base_count": max_base_count,
+        "loss_grid_step": loss_grid_step,
+    }
     if randomizer is None:
         if given:
             raise ValueError(f"--{given[0]} needs --randomizer")
@@ -457,6 +462,14 @@ def _checkin() -> tuple[MechanismSpec, ...]:
                     choices=ANALYSES,
                 ),
                 _variant_option("with --eps0, "),
+                Option(
+                    "--max-base-count",
+                    "max_base_count",
+                    integer,
+                    "counts of reports above it are bounded with the base of that many "
+                    "(valid, looser; default: none, huge bulks are refused)",
+                    required=False,
+                ),
                 *RANDOMIZER_OPTIONS,
             ),
             build=_cli_checkin,

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from pld.cli.spec import integer
+
 DEFAULT_ORDERS = "2:64"
 
 _MECHANISMS: dict[str, str] = {
@@ -33,8 +35,8 @@ _MECHANISMS: dict[str, str] = {
     "distributed-checkin-gaussian": "distributed check-in, sum + Gaussian noise, "
     "replacement DP (Liew et al. 2022, Thm 4): an upper bound",
     "distributed-checkin-gaussian-removal": "distributed check-in, mean aggregate, removal "
-    "DP (Liew et al. 2022, Thm 5): NOT certified",
-    "girgis": "subsampled shuffle of eps0-LDP reports (Girgis et al., Liew et al. (2022), eq. 17)",
+    "DP (Liew et al. 2022, suppl. Thm 5): NOT certified",
+    "girgis": "subsampled shuffle of eps0-LDP reports (Girgis et al. 2021, Thm 2)",
     "checkin-ldp": "shuffled check-in with an (eps0, delta0)-LDP randomiser (Liew et al. 2022, "
     "baseline / approach 1 / approach 2): NOT certified (Liew et al. 2022, Lemma 1)",
 }
@@ -71,7 +73,7 @@ def register(subparsers: Any) -> None:
         "DP->RDP conversion; their help says so.",
     )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--rounds", type=int, default=1, help="number of rounds T (default 1)")
+    common.add_argument("--rounds", type=integer, default=1, help="number of rounds T (default 1)")
     common.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
     common.add_argument(
         "--orders",
@@ -113,7 +115,7 @@ def _poisson_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _shuffle_gaussian_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="number of shuffled users")
+    parser.add_argument("--n", type=integer, required=True, help="number of shuffled users")
     parser.add_argument("--sigma", type=float, required=True, help="noise std per user")
     parser.add_argument(
         "--direction",
@@ -124,13 +126,13 @@ def _shuffle_gaussian_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _subsampled_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="population size")
-    parser.add_argument("--m", type=int, required=True, help="users sampled per round")
+    parser.add_argument("--n", type=integer, required=True, help="population size")
+    parser.add_argument("--m", type=integer, required=True, help="users sampled per round")
     parser.add_argument("--sigma", type=float, required=True, help="noise std per user")
 
 
 def _shuffled_checkin_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="number of users")
+    parser.add_argument("--n", type=integer, required=True, help="number of users")
     parser.add_argument("--gamma", type=float, required=True, help="check-in probability")
     parser.add_argument("--sigma", type=float, required=True, help="noise std per report")
     parser.add_argument(
@@ -142,7 +144,7 @@ def _shuffled_checkin_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _distributed_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="number of users")
+    parser.add_argument("--n", type=integer, required=True, help="number of users")
     parser.add_argument("--gamma", type=float, required=True, help="check-in probability")
     parser.add_argument("--sigma", type=float, required=True, help="noise std per participant")
     parser.add_argument(
@@ -151,7 +153,7 @@ def _distributed_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _removal_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="users including the target")
+    parser.add_argument("--n", type=integer, required=True, help="users including the target")
     parser.add_argument("--gamma", type=float, required=True, help="check-in probability")
     parser.add_argument("--sigma", type=float, required=True, help="noise std per participant")
     parser.add_argument("--method", default="exact", choices=("exact", "chernoff"))
@@ -159,13 +161,13 @@ def _removal_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _girgis_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="population size")
-    parser.add_argument("--k", type=int, required=True, help="users sampled per round")
+    parser.add_argument("--n", type=integer, required=True, help="population size")
+    parser.add_argument("--k", type=integer, required=True, help="users sampled per round")
     parser.add_argument("--eps0", type=float, required=True, help="local epsilon (nats)")
 
 
 def _checkin_ldp_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="number of users")
+    parser.add_argument("--n", type=integer, required=True, help="number of users")
     parser.add_argument("--gamma", type=float, required=True, help="check-in probability")
     parser.add_argument("--eps0", type=float, required=True, help="local epsilon (nats)")
     parser.add_argument("--delta0", type=float, required=True, help="local delta")

@@ -6,9 +6,30 @@ library's mechanisms know nothing of the CLI.
 
 from __future__ import annotations
 
+import argparse
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+
+def integer(text: str) -> int:
+    """An integer option's value: an integer, or a number equal to one (``1e4``, ``10000.0``).
+
+    Raises ``argparse.ArgumentTypeError`` for anything else (``1.5``, ``ten``, ``inf``),
+    which the parser reports in one line naming the option.
+    """
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected an integer, e.g. 10000 or 1e4 (got {text!r})")
+    return int(value)
 
 
 @dataclass(frozen=True)

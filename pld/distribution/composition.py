@@ -3,7 +3,7 @@
 :func:`pld.compose` (in :mod:`pld.distribution.loss_distribution`) checks its arguments,
 calls :func:`common_grid` to place the operands on nested grids and
 :func:`compose_directions` to convolve them with the engine
-(:func:`pld.engine.compose.compose`, Koskela et al. (2023), Thm 4), then wraps the result in a
+(:func:`pld.engine.compose.compose`, Koskela et al. 2023, Thm 4), then wraps the result in a
 PLD with its recipe and its one-round factors (:func:`one_round_factors`), from
 which queries recompute it exponentially tilted (:func:`tilted_directions`,
 :mod:`pld.engine.tilted`). These functions only read the operands' public contract
@@ -169,7 +169,13 @@ def tilted_directions(
     ``target`` keeps its (upper, lower) pmfs. None when no direction can be
     tilted or the grid budget refuses it.
     """
-    from pld.engine import clip_tails, tilt_exponent, tilted_compose_bounds
+    from pld.engine import (
+        BudgetError,
+        TiltOverflowError,
+        clip_tails,
+        tilt_exponent,
+        tilted_compose_bounds,
+    )
 
     result, tilted = [], False
     for direction, pair in zip(directions, factors, strict=True):
@@ -181,7 +187,7 @@ def tilted_directions(
         start = cut - direction.upper.loss_error - 2 * direction.upper.step
         try:
             upper, lower = tilted_compose_bounds(uppers, lowers, lam, start, tail_mass)
-        except (ValueError, MemoryError):
+        except (BudgetError, TiltOverflowError, MemoryError):
             return None
         result.append((upper, lower))
         tilted = True

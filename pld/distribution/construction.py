@@ -167,7 +167,6 @@ def from_pmfs(
     truncated_mass_q: float = 0.0,
     max_loss: float | None = None,
     mass_relative_error: float = DEFAULT_MASS_RELATIVE_ERROR,
-    _symmetric_by_construction: bool = False,
 ) -> PLD:
     """The PLD of a pair of probability mass functions on a common support.
 
@@ -182,10 +181,8 @@ def from_pmfs(
         under P; only one direction is then composed. The claim is checked: both
         directions are discretised and must agree within ``SYMMETRY_TOLERANCE``
         in total variation, and the upper side keeps their pointwise maximum, so
-        the upper bound holds for both. (Mechanisms whose pair is symmetric by
-        construction, or whose one direction bounds both orders of neighbours
-        as a connect-the-dots pair of a privacy profile does, skip the check with
-        a private flag.)
+        the upper bound holds for both. (The library's mechanisms whose pair is
+        symmetric by construction use :func:`from_symmetric_pair` instead.)
     loss_grid_step : float, optional
         Grid spacing in nats, in [1e-12, 1]. By default
         :func:`pld.engine.choose_loss_grid_step` of the loss's standard deviation
@@ -211,6 +208,65 @@ def from_pmfs(
     """
     if not isinstance(symmetric, (bool, np.bool_)):
         raise ValueError(f"symmetric must be True or False (got {symmetric!r})")
+    return _from_pmfs(
+        log_p,
+        log_q,
+        "checked" if symmetric else "no",
+        loss_grid_step,
+        truncated_mass_p,
+        truncated_mass_q,
+        max_loss,
+        mass_relative_error,
+    )
+
+
+def from_symmetric_pair(
+    log_p: Sequence[float] | np.ndarray,
+    log_q: Sequence[float] | np.ndarray,
+    *,
+    loss_grid_step: float | None = None,
+    truncated_mass_p: float = 0.0,
+    truncated_mass_q: float = 0.0,
+    max_loss: float | None = None,
+    mass_relative_error: float = DEFAULT_MASS_RELATIVE_ERROR,
+) -> PLD:
+    """The one-direction PLD of a pair that is symmetric by construction, unchecked.
+
+    For the library's own mechanisms (the Gaussian, Laplace and randomised-response
+    pairs, the clones and k-RR pairs, connect-the-dots pairs of privacy profiles,
+    whose one direction bounds both orders of neighbours): as
+    :func:`from_pmfs` with ``symmetric=True``, but only the P->Q direction is
+    discretised and the claim is not checked, so it costs half. A claim that is
+    wrong makes a bound too small: every mechanism that calls this is measured by
+    tests/house/test_guards.py (its two directions agree to 5e-11), and nothing
+    outside the library should call it; use :func:`from_pmfs`, which checks.
+
+    Parameters are those of :func:`from_pmfs`.
+    """
+    return _from_pmfs(
+        log_p,
+        log_q,
+        "by-construction",
+        loss_grid_step,
+        truncated_mass_p,
+        truncated_mass_q,
+        max_loss,
+        mass_relative_error,
+    )
+
+
+def _from_pmfs(
+    log_p: Sequence[float] | np.ndarray,
+    log_q: Sequence[float] | np.ndarray,
+    symmetry: str,
+    loss_grid_step: float | None,
+    truncated_mass_p: float,
+    truncated_mass_q: float,
+    max_loss: float | None,
+    mass_relative_error: float,
+) -> PLD:
+    """:func:`from_pmfs` with ``symmetry`` "no", "checked" or "by-construction"."""
+    symmetric = symmetry != "no"
     if loss_grid_step is not None:
         validation.in_interval("loss_grid_step", loss_grid_step, MIN_LOSS_GRID_STEP, 1.0)
     truncated_mass_p = validation.in_interval(
@@ -244,7 +300,7 @@ def from_pmfs(
             loss_pq, mass_p, scale[has_p], step, charged_p, extra_loss, mass_error
         )
     ]
-    if not symmetric or not _symmetric_by_construction:
+    if symmetry != "by-construction":
         # A symmetric pair keeps the forward lower side: the reverse one is not needed.
         directions.append(
             _direction_from_atoms(
@@ -258,7 +314,7 @@ def from_pmfs(
                 lower=not symmetric,
             )
         )
-    if symmetric and not _symmetric_by_construction:
+    if symmetry == "checked":
         directions = [_checked_symmetric(*directions)]
     return PLD(directions, symmetric=symmetric)
 
@@ -317,3 +373,17 @@ def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
         for u, v in zip(upper._directions, lower._directions, strict=True)
     ]
     return PLD(directions, symmetric=upper.symmetric, composed=upper.composed or lower.composed)
+
+
+def upper_only(loss: PLD) -> PLD:
+    """A copy of ``loss`` whose lower side is empty: every lower bound 0 (valid, and vacuous).
+
+    Composing it composes the upper side alone, at half the cost: for callers that
+    report only upper bounds (``pld.integrations.dp_accounting.Accountant.get_epsilon``).
+    The copy has no recipe, so its queries are not refined.
+    """
+    directions = [
+        _Direction(d.upper, LossPmf(d.upper.step, 0, np.zeros(0), 0.0, "lower"))
+        for d in loss._directions
+    ]
+    return PLD(directions, symmetric=loss.symmetric, composed=loss.composed)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,7 @@ class PLD:
         self._rel_accuracy = rel_accuracy
         self._tail_budget = tail_budget
         self._refined: PLD | None = None
+        self._build_seconds = 0.0  # to make it (0: unknown); refinement's cost predictions
 
     @property
     def tail_budget(self) -> float:
@@ -174,6 +176,7 @@ class PLD:
         copy = PLD(self._directions, **fields)
         copy._tail_moments = self._tail_moments
         copy._tilt_factors = self._tilt_factors
+        copy._build_seconds = self._build_seconds
         return copy
 
     def _without_error_terms(self, *, keep_tails: bool) -> PLD:
@@ -267,8 +270,9 @@ class PLD:
         tail_mass: float = DEFAULT_TAIL_MASS,
         rel_accuracy: float | None = None,
     ) -> PLD:
-        """The PLD of ``rounds`` adaptive compositions of this mechanism (Koskela et al. 2023, Cor
-        10).
+        """The PLD of ``rounds`` adaptive compositions of this mechanism.
+
+        The composed pair dominates the adaptive composition (Koskela et al. 2023, Cor 10).
 
         Parameters
         ----------
@@ -372,8 +376,13 @@ class PLD:
         lower, upper = self.delta_bounds(values, rel_accuracy=rel_accuracy)
         return np.column_stack([values, lower, upper])
 
-    def atoms(self, bound: str = "upper") -> list[LossAtoms]:
-        """The atoms of each direction (P->Q first, then Q->P unless symmetric).
+    def directions(self, bound: str = "upper") -> tuple[LossPmf, ...]:
+        """The discrete privacy-loss pmf of each direction, for one bound.
+
+        P->Q first, then Q->P unless the PLD is :attr:`symmetric` (its one direction
+        then bounds both). Each is a :class:`pld.engine.LossPmf`: masses at the losses
+        ``(offset + j) * loss_grid_step`` nats, the mass at +inf and the error terms
+        its queries charge (docs/error-bounds.md); :meth:`atoms` as plain arrays.
 
         Parameters
         ----------
@@ -382,20 +391,21 @@ class PLD:
         """
         if not isinstance(bound, str) or bound not in ("upper", "lower"):
             raise ValueError(f"bound must be 'upper' or 'lower' (got {bound!r})")
-        result = []
-        for direction in self._directions:
-            pmf = direction.upper if bound == "upper" else direction.lower
-            keep = pmf.masses > 0
-            result.append(
-                LossAtoms(
-                    pmf.losses[keep],
-                    pmf.masses[keep],
-                    pmf.infinity_mass,
-                    pmf.loss_error,
-                    pmf.mass_error,
-                )
+        return tuple(getattr(direction, bound) for direction in self._directions)
+
+    def atoms(self, bound: str = "upper") -> list[LossAtoms]:
+        """The atoms of each direction (P->Q first, then Q->P unless symmetric), of the
+        ``bound`` ("upper" or "lower") discretisation, as in :meth:`directions`."""
+        return [
+            LossAtoms(
+                pmf.losses[pmf.masses > 0],
+                pmf.masses[pmf.masses > 0],
+                pmf.infinity_mass,
+                pmf.loss_error,
+                pmf.mass_error,
             )
-        return result
+            for pmf in self.directions(bound)
+        ]
 
     def rdp(
         self, orders: Sequence[float] | np.ndarray, *, infinity_loss: float = math.inf
@@ -419,7 +429,7 @@ class PLD:
     def tradeoff(self, fpr: float | Sequence[float] | np.ndarray) -> tuple:
         """Bounds on the smallest false-negative rate of any test at each false-positive rate.
 
-        The trade-off curve f of f-DP (Dong, Roth & Su 2022), from delta(eps) by
+        The trade-off curve f of f-DP (Dong, Roth and Su 2022), from delta(eps) by
         duality (see :mod:`pld.distribution.tradeoff`). Returns ``(lower, upper)``, floats for
         a scalar ``fpr`` in [0, 1], arrays otherwise; ``lower`` is the safe one.
         The largest true-positive rate of a test is ``1 - f(fpr)``.
@@ -551,8 +561,7 @@ def compose(
     tail_mass: float = DEFAULT_TAIL_MASS,
     rel_accuracy: float | None = None,
 ) -> PLD:
-    """Compose PLDs (heterogeneous composition, Koskela et al. (2023), Thm 4), each ``rounds``
-    times.
+    """Compose PLDs, each ``rounds`` times (Koskela et al. 2023, Thm 4).
 
     Identical objects are grouped, so ``compose(a, a, b)`` raises ``a``'s
     spectrum to the power 2 instead of multiplying twice. PLDs on grids whose
@@ -574,6 +583,7 @@ def compose(
         Default accuracy target of the result's queries, in (0, 1]; default the
         smallest of the operands'.
     """
+    started = time.perf_counter()
     if not plds:
         raise ValueError("compose needs at least one PLD")
     for item in plds:
@@ -639,4 +649,6 @@ def compose(
         tail_budget=max(tail_mass, *(p.tail_budget for p in operands)),
     )
     result._tilt_factors = tilt_factors
+    operands_seconds = sum(p._build_seconds for p in unique.values())  # a rebuild redoes them
+    result._build_seconds = time.perf_counter() - started + operands_seconds
     return result

@@ -505,7 +505,7 @@ def from_privacy_profile(
         ``PROFILE_TOLERANCE`` (not convex or not non-increasing in alpha, or below
         ``1 - alpha``), or the grid is invalid.
     """
-    from pld.distribution.construction import from_pmfs
+    from pld.distribution.construction import from_symmetric_pair
 
     grid = check_eps_grid(eps_grid)
     values = _evaluate_profile(delta_of_eps, grid)
@@ -521,6 +521,4 @@ def from_privacy_profile(
         _LOGGER.debug("profile values moved by up to %.3g onto their convex hull", defect)
     pair = pair_from_hull(grid, vertices, hull, "upper")
     log_p, log_q = pair.log_pmfs()
-    return from_pmfs(
-        log_p, log_q, symmetric=True, _symmetric_by_construction=True, loss_grid_step=loss_grid_step
-    )
+    return from_symmetric_pair(log_p, log_q, loss_grid_step=loss_grid_step)

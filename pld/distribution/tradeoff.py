@@ -3,7 +3,7 @@
 An adversary tests "the output came from P" against "from Q" (the two
 neighbouring datasets). For a false-positive rate (type I error) alpha, the
 smallest false-negative rate (type II error) of any test is the trade-off
-function f(alpha) (Dong, Roth & Su 2022, "Gaussian differential privacy",
+function f(alpha) (Dong, Roth and Su 2022, "Gaussian differential privacy",
 Def. 2.1); the largest true-positive rate is ``1 - f(alpha)``. A mechanism that
 is (eps, delta(eps))-DP for every eps >= 0 satisfies, for every test
 (their Prop. 2.12, the primal-dual view of the privacy profile),

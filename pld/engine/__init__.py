@@ -76,6 +76,10 @@ class BudgetError(ValueError):
         self.budget = budget
 
 
+#: Largest budget the variable sets; work beyond it gets no advice to raise it.
+_LARGEST_BUDGET = 2**62
+
+
 def max_grid_points() -> int:
     """The work and memory budget in grid points: ``$PLD_MAX_GRID_POINTS`` or ``MAX_GRID_SIZE``.
 
@@ -95,7 +99,7 @@ def max_grid_points() -> int:
         value = math.nan
     if not (1024 <= value < math.inf) or not value.is_integer():
         raise ValueError(f"{GRID_BUDGET_VARIABLE} must be an integer >= 1024 (got {text!r})")
-    return int(min(value, 2**62))
+    return int(min(value, _LARGEST_BUDGET))
 
 
 def check_grid_points(points: float, what: str, knob: str) -> None:
@@ -123,12 +127,25 @@ def check_grid_points(points: float, what: str, knob: str) -> None:
     if points <= limit:
         return
     size = f"about {points:.3g}" if math.isfinite(points) else "unboundedly many"
+    budget = f"{knob}, or {budget_advice(points)}" if points <= _LARGEST_BUDGET else knob
     raise BudgetError(
         f"{what} needs {size} grid points of work and memory, above the budget of {limit}; "
-        f"{knob}, or raise the budget with the environment variable {GRID_BUDGET_VARIABLE}",
+        f"{budget}",
         estimate=points,
         budget=limit,
     )
+
+
+def budget_advice(points: float) -> str:
+    """How to allow work of ``points`` grid points: the variable and a value that suffices.
+
+    The value is ``points`` rounded up to three significant digits, written as the
+    variable accepts it (``"set the environment variable PLD_MAX_GRID_POINTS to 5.37e+08"``).
+    """
+    needed = max(1024, math.ceil(points))
+    unit = 10 ** max(0, len(str(needed)) - 3)
+    needed = -(-needed // unit) * unit
+    return f"set the environment variable {GRID_BUDGET_VARIABLE} to {needed:.3g} (or more)"
 
 
 def choose_loss_grid_step(loss_std: float, steps_per_std: float = STEPS_PER_LOSS_STD) -> float:
@@ -154,9 +171,11 @@ _EXPORTS = {
     "SNAP_RELATIVE": "pld.engine.discretisation",
     "compose_bounds": "pld.engine.compose",
     "spectrum_power": "pld.engine.compose",
+    "dot": "pld.engine.linalg",
     "tiltable": "pld.engine.tilted",
     "tilt_exponent": "pld.engine.tilted",
     "tilted_compose_bounds": "pld.engine.tilted",
+    "TiltOverflowError": "pld.engine.tilted",
     "clip_tails": "pld.engine.tilted",
 }
 _SUBMODULES = ("fft",)
@@ -174,6 +193,7 @@ __all__ = sorted(
         "MAX_REFINEMENT",
         "MIN_LOSS_GRID_STEP",
         "STEPS_PER_LOSS_STD",
+        "budget_advice",
         "check_grid_points",
         "choose_loss_grid_step",
         "max_grid_points",

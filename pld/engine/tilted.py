@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pld.engine.compose import compose_bounds
+from pld.engine.linalg import dot
 from pld.engine.loss_pmf import LossPmf
 from pld.numerics import UNIT_ROUNDOFF
 
@@ -70,8 +71,8 @@ def _tilted_moments(losses: np.ndarray, log_masses: np.ndarray, lam: float) -> t
     exponent = log_masses + lam * losses
     weights = np.exp(exponent - exponent.max())
     total = weights.sum()
-    mean = float(np.dot(weights, losses) / total)
-    variance = float(np.dot(weights, (losses - mean) ** 2) / total)
+    mean = dot(weights, losses) / float(total)
+    variance = dot(weights, (losses - mean) ** 2) / float(total)
     return mean, variance
 
 
@@ -199,6 +200,13 @@ def tiltable(pmf: LossPmf) -> bool:
     )
 
 
+class TiltOverflowError(ValueError):
+    """The tilted composition cannot be untilted at the cut asked (its factor overflows).
+
+    Callers that tilt only to narrow a bracket catch it and keep the untilted one.
+    """
+
+
 def tilted_compose_bounds(
     uppers: Sequence[tuple[LossPmf, int]],
     lowers: Sequence[tuple[LossPmf, int]],
@@ -234,8 +242,10 @@ def tilted_compose_bounds(
 
     Raises
     ------
-    ValueError
-        If a tilted composition exceeds the grid budget, or untilting overflows.
+    BudgetError
+        If a tilted composition exceeds the grid budget.
+    TiltOverflowError
+        If untilting overflows.
     """
     tilted_uppers, tilted_lowers = _tilted(uppers, lam), _tilted(lowers, lam)
     upper, lower = compose_bounds(tilted_uppers[0], tilted_lowers[0], tail_mass)
@@ -258,7 +268,8 @@ def _tilted(
         tilted.append((tilted_pmf, count))
         log_mgfs.append((log_mgf, count))
         charged = pmf.infinity_mass + (dropped if bound == "upper" else 0.0)
-        log_survive += count * math.log1p(-min(1.0, charged))
+        # All of the mass charged to +inf (charged >= 1): nothing survives.
+        log_survive += count * math.log1p(-charged) if charged < 1.0 else -math.inf
         finite = pmf.finite_mass * (1 + pmf.masses.shape[0] * UNIT_ROUNDOFF)
         log_finite += count * math.log(finite)
     infinity_mass = -math.expm1(log_survive) if log_survive > -math.inf else 1.0
@@ -285,7 +296,7 @@ def _untilt(
     magnitude += lam * float(np.max(np.abs(losses), initial=0.0))
     relative = _relative_error(magnitude)
     if exponent.size and exponent[0] > 700.0:
-        raise ValueError("untilting overflows: the cut lies too far below the tilted law")
+        raise TiltOverflowError("untilting overflows: the cut lies too far below the tilted law")
     masses = np.exp(exponent) * kept
     # Results below the smallest normal number lose their relative accuracy: set
     # to zero, each charged at that number to the upper bound.

@@ -3,8 +3,10 @@
 * :mod:`pld.integrations.dp_events`: :func:`pld.from_dp_event`, Google
   ``dp_accounting`` events as PLDs (reads only the events' fields).
 * :mod:`pld.integrations.dp_accounting`: a drop-in ``dp_accounting``
-  ``PrivacyAccountant`` and PLD export/import (``pip install 'pld[dp-accounting]'``).
-* :mod:`pld.integrations.opacus`: an Opacus accountant (``pip install 'pld[opacus]'``).
+  ``PrivacyAccountant`` and PLD export/import (``pip install dp-accounting``, or
+  ``pip install '.[dp-accounting]'`` in a checkout of pld).
+* :mod:`pld.integrations.opacus`: an Opacus accountant (``pip install opacus``, or
+  ``pip install '.[opacus]'`` in a checkout of pld).
 
 Submodules are imported on first use, so ``import pld`` never imports them.
 """

@@ -1,4 +1,4 @@
-"""An Opacus privacy accountant that accounts with pld (``pip install 'pld[opacus]'``).
+"""An Opacus privacy accountant that accounts with pld (``pip install opacus``).
 
 Opacus (PyTorch's DP-SGD library) keeps its accountant as a small object with a
 known interface: ``step(noise_multiplier=, sample_rate=)`` after every optimizer

@@ -21,6 +21,7 @@ _EXPORTS = {
     "poisson_subsample": "pld.subsampling",
     "subsample_without_replacement": "pld.subsampling",
     "subsampled_gaussian": "pld.subsampling",
+    "random_allocation": "pld.allocation",
     "clones": "pld.shuffling.clones",
     "krr": "pld.shuffling.krr",
     "shuffle": "pld.shuffling",

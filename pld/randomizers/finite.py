@@ -2,8 +2,8 @@
 
 A finite randomizer maps an input x in {0..m-1} to a distribution ``R(x)`` on the
 outputs {0..K-1}: row x of an m x K row-stochastic matrix. The blanket
-decomposition (Balle, Bell, Gascón and Nissim 2019, Balle et al. (2019), §5; Koskela et al. (2023),
-§4) uses ``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and, for an
+decomposition (Balle et al. 2019, §5; Koskela et al. 2023, §4) uses
+``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and, for an
 ordered pair of inputs (x, x'), the ratios ``R(x)(y) / omega_min(y)``.
 
 What the shuffle accountants read (:mod:`pld.shuffling.shuffler`):
@@ -154,12 +154,6 @@ class FiniteRandomizer(Randomizer):
         used = top > 0
         largest = float(np.min(columns[0, used] / top[used])) * (1.0 - 1e-12)
         return min(max(standard, largest), 1.0 / (math.exp(self._eps0) + 1.0))
-
-    #: Largest n of the blanket evaluation: its cost is about flat in n (the
-    #: characteristic function's n-th power) and its float error bounds grow like n; at
-    #: 1e7 a build takes about 2 s (OLH, Hadamard) to 5 s (a 4 x 6 matrix) on the
-    #: 2-core machine (benchmarks/shuffle.py).
-    max_blanket_users = 10**7
 
     def blanket_profile(
         self, n: int, eps: np.ndarray, *, lower_side: bool = True

@@ -151,7 +151,7 @@ def krr(k: int, gamma: float | None = None, eps0: float | None = None) -> Finite
     """k-ary randomised response: the truth with probability 1 - gamma, else uniform on [k].
 
     ``R(x)(x) = 1 - gamma + gamma / k`` and ``R(x)(y) = gamma / k`` otherwise
-    (Balle et al. 2019; Koskela et al. (2023), §4); binary randomised response is k = 2.
+    (Balle et al. 2019; Koskela et al. 2023, §4); binary randomised response is k = 2.
     ``eps0 = log(1 + k (1 - gamma) / gamma)`` (Koskela et al. 2023, caption of Fig. 4).
 
     Parameters

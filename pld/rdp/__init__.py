@@ -7,22 +7,23 @@ rounds with :class:`RdpAccountant` (or by adding curves) and convert with
 
 What each result is — read before quoting a number:
 
-* Valid upper bounds: ``gaussian`` (exact), ``poisson_subsampled_gaussian``
-  (exact at integer orders, quadrature capped by a rigorous interpolation
-  otherwise), ``from_pld`` (RDP of the engine's
-  dominating pair), ``to_epsilon`` / ``to_delta`` (Liew and Takahashi 2022, Lemma 2), ``subsampled``
-  (Wang et al. Thm 9, given a valid base RDP), ``distributed_checkin_gaussian``
-  (Liew et al. 2022, Thm 4, sum aggregate), ``RdpAccountant`` (composition).
-* As valid as the paper they come from: ``girgis_subsampled_shuffle`` (Girgis et
-  al.'s bound, quoted by Liew et al. (2022), eq. 17; one constant unverifiable here).
+* Valid upper bounds: ``gaussian`` (exact), ``poisson_subsampled_gaussian`` (exact at integer
+  orders, quadrature capped by a rigorous interpolation otherwise), ``from_pld`` (RDP of the
+  engine's dominating pair), ``to_epsilon`` / ``to_delta`` (Liew and Takahashi 2022, Lemma 2),
+  ``subsampled`` (Wang, Balle and Kasiviswanathan 2019, Thm 9, given a valid base RDP),
+  ``distributed_checkin_gaussian`` (Liew et al. 2022, Thm 4, sum aggregate), ``RdpAccountant``
+  (composition).
+* As valid as the paper they come from: ``girgis_subsampled_shuffle`` (Girgis, Data
+  and Diggavi 2021, Thm 2, quoted by Liew et al. 2022, suppl. eq. 17; one constant
+  unverifiable here).
 * Divergence of ONE pair of datasets: ``shuffle_gaussian`` (Liew and Takahashi 2022, Thm 1 calls it
   the RDP; Liew et al. (2022), Thm 3 calls it a lower bound, which is what it is), and the
   bounds built on it, ``subsampled_shuffle_gaussian`` and
   ``shuffled_checkin_gaussian``.
 * Not certified: ``shuffled_checkin_gaussian_conjectured`` (Liew and Takahashi 2022, eq. 18: its
   proof does not cover counts above ``n gamma``), ``distributed_checkin_gaussian_removal``
-  (Liew et al. 2022, Thm 5 uses one direction of the base pair), and everything built on
-  Liew et al.'s (2022) DP -> RDP conversion (Lemma 1), which is not an upper bound:
+  (Liew et al. 2022, suppl. Thm 5 uses one direction of the base pair), and everything built on
+  the DP -> RDP conversion of Liew et al. (2022), Lemma 1, which is not an upper bound:
   ``from_dp``, ``checkin_baseline``, ``checkin_approach1``, ``checkin_approach2``.
 
 Names are imported lazily so that ``import pld.rdp`` (and the CLI) stay fast.
@@ -53,11 +54,13 @@ _EXPORTS = {
     "from_pld": "pld.rdp.discrete",
     "to_epsilon": "pld.rdp.conversions",
     "to_delta": "pld.rdp.conversions",
+    "OrderRangeWarning": "pld.rdp.conversions",
     "from_dp": "pld.rdp.conversions",
     "RdpAccountant": "pld.rdp.accountant",
 }
 
 __all__ = [
+    "OrderRangeWarning",
     "RdpAccountant",
     "checkin_approach1",
     "checkin_approach2",

@@ -1,6 +1,6 @@
 """A small Rényi-DP accountant: compose per-round RDP curves, then convert to (eps, delta).
 
-Composition adds RDP curves order by order (Mironov 2017; Liew and Takahashi (2022), Lemma 1, Liew
+Composition adds RDP curves order by order (Mironov 2017; Liew and Takahashi 2022, Lemma 1, Liew
 et al. (2022) Lemma 2), also for rounds of different mechanisms (heterogeneous composition) and for
 adaptively chosen rounds. The conversion is :func:`pld.rdp.conversions.to_epsilon`
 and :func:`pld.rdp.conversions.to_delta` (Liew and Takahashi 2022, Lemma 2).

@@ -1,6 +1,6 @@
 """Binomial mixtures of Rényi moments with rigorously bounded tails.
 
-The check-in bounds (Liew et al. 2022, Thm 2 eq. 5 and Thm 4; Liew and Takahashi (2022), eq. 17) are
+The check-in bounds (Liew et al. 2022, Thm 2 eq. 5 and Thm 4; Liew and Takahashi 2022, eq. 17) are
 sums
 
     sum_{k=0}^{n} Bin(k; n, gamma) * M_k(lam)

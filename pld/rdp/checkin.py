@@ -1,5 +1,6 @@
-"""Shuffled and distributed check-in with Gaussian noise (Liew et al. 2022; Liew and Takahashi
-2022).
+"""Shuffled and distributed check-in with Gaussian noise, in Rényi DP.
+
+Liew et al. (2022) and Liew and Takahashi (2022).
 
 In each round every one of ``n`` users checks in independently with probability
 ``gamma``; the ``K ~ Bin(n, gamma)`` participants either send ``x_i + N(0, sigma^2)``
@@ -8,14 +9,13 @@ to a shuffler (*shuffled* check-in) or contribute to a sum that only reveals
 
 Given ``K = k``, the target is among the participants with probability ``k / n``, so
 the round is a subsampling without replacement at rate ``k / n`` of a base mechanism
-on ``k`` users, and (Liew et al. 2022, Thm 2, eq. 5; Appendix B.2)
+on ``k`` users, and (Liew et al. 2022, Thm 2, eq. 5, App. B.2)
 
     E[(P/Q)^lam] = sum_{k=0}^{n} Bin(k; n, gamma) E_{q_k}[(p_k/q_k)^lam],
 
-with ``k = 0`` contributing 1 (identical outputs). Liew and Takahashi (2022), eq. 17 starts the sum
-at
-``k = 1``, dropping the positive ``k = 0`` term, and writes the per-``k`` rate as
-``gamma``; the derivation in Liew et al. (2022) (App. B.2) gives ``k / n``, which is used here.
+with ``k = 0`` contributing 1 (identical outputs). Liew and Takahashi (2022), eq. 17 starts
+the sum at ``k = 1``, dropping the positive ``k = 0`` term, and writes the per-``k`` rate as
+``gamma``; the derivation of Liew et al. (2022), App. B.2 gives ``k / n``, which is used here.
 The sum is evaluated by :func:`pld.rdp.binomial_mixture.log_binomial_mixture`:
 exactly over the binomial bulk, with rigorous envelopes on the tails.
 """
@@ -51,8 +51,9 @@ def _validate_common(n: object, gamma: object, sigma: object, orders: object):
 def shuffled_checkin_gaussian(
     n: int, gamma: float, sigma: float, orders: object, *, tail_probability: float = 1e-16
 ) -> np.ndarray:
-    """RDP of shuffled check-in with the shuffle Gaussian (Liew and Takahashi 2022, eq. 17, Liew et
-    al. (2022), eq. 5).
+    """RDP of shuffled check-in with the shuffle Gaussian (Liew et al. 2022, eq. 5).
+
+    Liew and Takahashi (2022), eq. 17 with the rate of Liew et al. (2022), App. B.2.
 
     The per-count moment is the subsampled shuffle Gaussian (Liew and Takahashi 2022, eq. 16, rate
     ``k / n``, ``k`` shuffled users), capped by the unsampled moment. The binomial sum
@@ -60,12 +61,12 @@ def shuffled_checkin_gaussian(
     ``tail_probability``); outside it each block ``[a, b]`` of counts is bounded with
     rate ``b / n`` and the shuffle-Gaussian moments of ``a' <= a`` users (``a'`` the
     bulk edge or a power of two), which is rigorous because those moments do not
-    increase with the number of users (see :mod:`pld.rdp.shuffle`: Liew and Takahashi's (2022)
-    Conjecture 1 holds).
+    increase with the number of users (see :mod:`pld.rdp.shuffle`: Conjecture 1 of Liew and
+    Takahashi (2022) holds).
 
     It inherits the status of :func:`pld.rdp.shuffle.shuffle_gaussian`: the
     shuffle-Gaussian moments are those of the canonical pair of datasets, which
-    Liew et al. (2022) (Thm 3) presents as a lower bound on the shuffle Gaussian's RDP.
+    Liew et al. (2022), Thm 3 present as a lower bound on the shuffle Gaussian's RDP.
 
     Parameters
     ----------
@@ -115,8 +116,7 @@ def shuffled_checkin_gaussian(
 def shuffled_checkin_gaussian_conjectured(
     n: int, gamma: float, sigma: float, orders: object, *, deltas: object = None
 ) -> np.ndarray:
-    """Liew and Takahashi's (2022) fast shuffled check-in bound (Thm 3, eq. 18) — relies on a
-    conjecture.
+    """The fast shuffled check-in bound of Liew and Takahashi (2022), Thm 3, eq. 18 (conjectural).
 
     ``eps(lam) = 1/(lam-1) log(f(1) e^{-Delta^2 n gamma / 2} + f((1-Delta) n gamma + 1))``,
     minimised over ``Delta`` in ``deltas`` (default 0.02, 0.04, ..., 0.98), where
@@ -129,16 +129,16 @@ def shuffled_checkin_gaussian_conjectured(
 
     Warning
     -------
-    Not a certified bound. The proof needs Liew and Takahashi's (2022) Conjecture 1 (the shuffle
-    Gaussian moment does not increase with the number of users), which Liew and Takahashi (2022)
-    leaves open; it is true (a Jensen argument, see :mod:`pld.rdp.shuffle`) and is
-    also checked numerically in ``tests/rdp/test_rdp_shuffle_gaussian.py``. But eq. 18
-    uses the rate ``gamma`` for every count, as Liew and Takahashi's (2022) eq. 17 does, whereas
-    Liew et al.'s (2022) derivation gives ``k / n``: for counts above ``n gamma`` the fixed rate
-    understates the per-count moment, and the proof does not show that eq. 18 bounds
-    eq. 5. In every setting checked in ``tests/rdp/test_rdp_checkin.py`` it does lie above
-    :func:`shuffled_checkin_gaussian` (by factors 1.09 to 2.4), which is the rigorous
-    sum and the one to use.
+    Not a certified bound. The proof needs Conjecture 1 of Liew and Takahashi (2022) (the shuffle
+    Gaussian moment does not increase with the number of users), which the paper leaves
+    open; it is true (a Jensen argument, see :mod:`pld.rdp.shuffle`) and is also checked
+    numerically in ``tests/rdp/test_rdp_shuffle_gaussian.py``. But eq. 18 uses the rate
+    ``gamma`` for every count, as eq. 17 of Liew and Takahashi (2022) does, whereas the
+    derivation of Liew et al. (2022) gives ``k / n``: for counts above ``n gamma`` the fixed
+    rate understates the per-count moment, and the proof does not show that eq. 18 bounds eq. 5.
+    In every setting checked in ``tests/rdp/test_rdp_checkin.py`` it does lie above
+    :func:`shuffled_checkin_gaussian` (by factors 1.09 to 2.4), which is the rigorous sum and
+    the one to use.
 
     Returns
     -------
@@ -245,20 +245,22 @@ def distributed_checkin_gaussian(
 
 
 def removal_base_log_moments(k: np.ndarray, sigma: float, orders: np.ndarray) -> np.ndarray:
-    """``log E_{p'_k}[(q'_k / p'_k)^l]`` of Liew et al. (2022), Thm 5, shape ``(len(k),
-    len(orders))``.
+    """``log E_{p'_k}[(q'_k / p'_k)^l]``, shape ``(len(k), len(orders))``.
+
+    The base moments of Liew et al. (2022, suppl.), Thm 5.
 
     ``p'_k = N(0, sigma^2 / k)`` is the mean of ``k`` other participants' reports
     (all 0), ``q'_k = N(1 / (k+1), sigma^2 / (k+1))`` the mean when the target (report
-    1) joins. The Rényi moment of two Gaussians (Gil et al. 2013) gives
+    1) joins. The Rényi moment of two Gaussians (Gil, Alajaji and Linder 2013) gives
 
         log E = 1/2 [l log(k+1) - log(k+l) - (l-1) log k] + l (l-1) k / (2 sigma^2 (k+1)(k+l)).
 
-    Liew et al. (2022) prints the exponential factor as ``exp(-(l+1) / (sigma^2 (k+1)))``; that
-    does not follow from the two Gaussians (a factor below 1, although the mean shift
-    can only increase the moment) and disagrees with numerical integration; the test
-    suite checks the expression above against quadrature. ``k = 0`` follows Liew et al.'s (2022)
-    convention (``p'_0 = N(0, sigma^2)``, ``q'_0 = N(1, sigma^2)``): ``l (l-1) / (2 sigma^2)``.
+    Liew et al. (2022, suppl.) print the exponential factor as ``exp(-(l+1) / (sigma^2
+    (k+1)))``; that does not follow from the two Gaussians (a factor below 1, although the mean
+    shift can only increase the moment) and disagrees with numerical integration; the test suite
+    checks the expression above against quadrature. ``k = 0`` follows the convention of Liew et
+    al. (2022, suppl.) (``p'_0 = N(0, sigma^2)``, ``q'_0 = N(1, sigma^2)``): ``l (l-1) / (2
+    sigma^2)``.
     """
     k = np.asarray(k, dtype=np.float64)[:, None]
     lam = np.asarray(orders, dtype=np.float64)[None, :]
@@ -278,12 +280,12 @@ def distributed_checkin_gaussian_removal(
     method: Literal["exact", "chernoff"] = "exact",
     chernoff_delta: float = 0.5,
 ) -> np.ndarray:
-    """Distributed check-in with a mean aggregate under removal DP (Liew et al. 2022, Thm 5).
+    """Distributed check-in with a mean aggregate under removal DP (Liew et al. 2022, suppl. Thm 5).
 
     The server reveals ``(1/K) sum x_i + N(0, sigma^2 / K)`` (each participant adds
     ``N(0, sigma^2)`` and the sum is divided by ``K``); ``D`` has ``n - 1`` users and
-    ``D' = D + {target}``; the adversary does not learn ``K``. Liew et al. (2022) applies Zhu &
-    Wang's (2019) general Poisson-subsampling bound (their Thm 6) conditionally on the
+    ``D' = D + {target}``; the adversary does not learn ``K``. Liew et al. (2022, suppl.) apply the
+    general Poisson-subsampling bound of Zhu and Wang (2019), Thm 6, conditionally on the
     other users' check-ins, ``B(k) = Bin(k; n-1, gamma)``:
 
         E <= (1-g)^{lam-1} (lam g - g + 1) + C(lam,2) g^2 (1-g)^{lam-2} S(2)
@@ -293,21 +295,21 @@ def distributed_checkin_gaussian_removal(
     with ``g = gamma`` and the moments of :func:`removal_base_log_moments`.
     Corrections to the extracted text: the prefactor is ``1/(lam-1)`` (printed
     ``1/(1-lam)``), the binomial weights are ``g^k (1-g)^{n-1-k}`` (printed
-    ``g^k g^{n-1-k}``), and the ``l``-th term carries ``(1-g)^{lam-l} g^l`` as in Zhu &
+    ``g^k g^{n-1-k}``), and the ``l``-th term carries ``(1-g)^{lam-l} g^l`` as in Zhu and
     Wang's theorem and in the ``l = 2`` term of the same equation (the extraction
     swaps the two exponents in line 13).
 
     ``method="exact"`` sums over every ``k`` (closed form, ``O(n lam)``);
-    ``method="chernoff"`` is the approximation of eq. 14-15 (Lemma 4 of Liew et al. (2022) with
+    ``method="chernoff"`` is the approximation of eq. 14-15 (their Lemma 4, with
     ``Delta = chernoff_delta``): ``S(l) <= max_{k <= k_0} m_k e^{-Delta^2 (n-1) g / 2}
-    + max_{k > k_0} m_k``, ``k_0 = floor((1-Delta)(n-1) g)``. Liew et al. (2022) replaces the
-    maxima by ``m_1`` and ``m_{k_0+1}``, assuming the moment decreases in ``k``; it does
+    + max_{k > k_0} m_k``, ``k_0 = floor((1-Delta)(n-1) g)``. Liew et al. (2022, suppl.) replace
+    the maxima by ``m_1`` and ``m_{k_0+1}``, assuming the moment decreases in ``k``; it does
     not (it rises up to ``k ~ sqrt(l)``, and ``m_0 > m_1``), so the maxima are taken
     exactly here.
 
     Warning
     -------
-    Not a certified bound: (i) Zhu & Wang's Thm 6 requires the base RDP in both
+    Not a certified bound: (i) Zhu and Wang's (2019) Thm 6 requires the base RDP in both
     directions, while only ``E_{p'}[(q'/p')^l]`` is used — the other direction
     ``E_{q'}[(p'/q')^l]`` is infinite for ``l >= k + 1`` because ``p'_k`` has the larger
     variance; (ii) the ``k = 0`` convention replaces "no output" by ``N(0, sigma^2)``;

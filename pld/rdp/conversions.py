@@ -2,7 +2,7 @@
 
 * :func:`to_epsilon` / :func:`to_delta`: RDP -> (eps, delta), the conversion of
   Liew and Takahashi (2022), Lemma 2 (eq. 4) = Liew et al. (2022), Lemma 3 (eq. 9), from Balle et
-  al. (2020, Thm 21) and Canonne, Kamath & Steinke (2020), minimised over the orders. These are
+  al. (2020, Thm 21) and Canonne, Kamath and Steinke (2020), minimised over the orders. These are
   valid upper bounds for every mechanism whose RDP curve is given.
 * :func:`from_dp`: (eps, delta) -> RDP by Liew et al. (2022), Lemma 1 (eq. 2, attributed to
   Asoodeh et al. 2021). **Not a valid upper bound in general**: see its docstring.
@@ -11,11 +11,38 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from pld.rdp.orders import rdp_values, real_orders
 from pld.validation import in_interval, non_negative
+
+
+class OrderRangeWarning(UserWarning):
+    """The best order of a conversion is the largest one supplied (or the smallest, above 2).
+
+    The minimum over the orders may then lie outside the range: the answer is still a
+    valid bound, possibly a loose one; widen the orders on that side.
+    """
+
+
+def _warn_at_edge(lams: np.ndarray, best: int, value: float, what: str) -> None:
+    """Warn (:class:`OrderRangeWarning`) when ``lams[best]`` is an end of several orders:
+    the largest, or the smallest when it is above 2 (many RDP curves are defined at the
+    integer orders >= 2 only, so a range that starts at 2 is as wide as it goes)."""
+    if lams.size < 2 or value == 0.0:
+        return
+    order = lams[best]
+    smallest = order == np.min(lams) and order > 2.0
+    side = "largest" if order == np.max(lams) else "smallest" if smallest else None
+    if side is not None:
+        warnings.warn(
+            f"{what} is attained at the {side} order supplied ({order:g}); the optimum may lie "
+            f"beyond it: widen the orders {'upwards' if side == 'largest' else 'towards 1'}",
+            OrderRangeWarning,
+            stacklevel=3,
+        )
 
 
 def _conversion_slack(orders: np.ndarray) -> np.ndarray:
@@ -24,8 +51,7 @@ def _conversion_slack(orders: np.ndarray) -> np.ndarray:
 
 
 def epsilon_per_order(rdp: object, orders: object, delta: float) -> np.ndarray:
-    """The epsilon that each order alone certifies at ``delta`` (Liew and Takahashi 2022, Lemma 2,
-    eq. 4).
+    """The epsilon that each order alone certifies at ``delta`` (Liew and Takahashi 2022, eq. 4).
 
     ``eps(lam) + (log(1/delta) + (lam - 1) log(1 - 1/lam) - log(lam)) / (lam - 1)``,
     floored at 0 (an (eps, delta) guarantee with eps < 0 is not meaningful).
@@ -57,12 +83,19 @@ def to_epsilon(rdp: object, orders: object, delta: float) -> tuple[float, float]
     (float, float)
         ``(epsilon, order)``: the epsilon in nats and the order ``lam*`` attaining the
         minimum. ``(inf, nan)`` if every order has infinite RDP.
+
+    Warns
+    -----
+    OrderRangeWarning
+        If ``lam*`` is the largest of several orders, or the smallest and above 2
+        (widen them).
     """
     lams = real_orders(orders)
     per_order = epsilon_per_order(rdp, lams, delta)
     if not np.any(np.isfinite(per_order)):
         return math.inf, math.nan
     best = int(np.argmin(per_order))
+    _warn_at_edge(lams, best, float(per_order[best]), "the smallest epsilon")
     return float(per_order[best]), float(lams[best])
 
 
@@ -87,6 +120,12 @@ def to_delta(rdp: object, orders: object, epsilon: float) -> tuple[float, float]
     -------
     (float, float)
         ``(delta, order)``; ``(1.0, nan)`` if no order gives delta < 1.
+
+    Warns
+    -----
+    OrderRangeWarning
+        If the order attaining it is the largest of several orders, or the smallest
+        and above 2.
     """
     lams = real_orders(orders)
     values = rdp_values(rdp, lams)
@@ -97,6 +136,7 @@ def to_delta(rdp: object, orders: object, epsilon: float) -> tuple[float, float]
     best = int(np.argmin(log_delta))
     if not log_delta[best] < 0.0:
         return 1.0, math.nan
+    _warn_at_edge(lams, best, float(log_delta[best]), "the smallest delta")
     return float(math.exp(log_delta[best])), float(lams[best])
 
 
@@ -110,8 +150,7 @@ def _log_asoodeh_objective(
 
 
 def from_dp(epsilon: float, delta: float, orders: object) -> np.ndarray:
-    """RDP curve that Liew et al.'s (2022) Lemma 1 (eq. 2) assigns to an (epsilon, delta)-DP
-    mechanism.
+    """The RDP curve of an (epsilon, delta)-DP mechanism by Liew et al. (2022), Lemma 1 (eq. 2).
 
     ``eps(lam) = epsilon + log M / (lam - 1)`` with
     ``M = min_{r in (delta, 1)} r^lam (r - delta)^(1-lam) + (1-r)^lam (e^eps - r + delta)^(1-lam)``,
@@ -134,7 +173,7 @@ def from_dp(epsilon: float, delta: float, orders: object) -> np.ndarray:
       ``delta = 0`` it tends to 0.
 
     Both facts are asserted in ``tests/rdp/test_rdp_conversions.py``. The function is kept
-    because Liew et al.'s (2022) Approaches 1 and 2 and its baseline (Table 2) are built on it;
+    because Approaches 1 and 2 of Liew et al. (2022) and their baseline (Table 2) are built on it;
     :mod:`pld.rdp.generic_ldp` labels their outputs accordingly.
 
     Parameters

@@ -2,18 +2,17 @@
 
 Building blocks (Liew et al. 2022, App. A eq. 10-11 and App. B.1 eq. 12-16):
 
-* :func:`shuffle_dp`: Feldman, McMillan & Talwar (2022, Thm 3.8): shuffling ``m``
-  reports of an (eps0, delta0)-LDP randomiser is (eps, delta1 + (e^eps + 1)
-  (1 + e^-eps0 / 2) m delta0)-DP with ``eps = log(1 + (e^eps0 - 1)/(e^eps0 + 1)
-  (8 sqrt(e^eps0 log(4/delta1)) / sqrt(m) + 8 e^eps0 / m))``
-  when ``eps0 <= log(m / (16 log(2/delta1)))``. Liew et al.'s (2022) eq. 11 prints
-  ``(e^eps0 + 1)`` in the delta term; its eq. 14 and 16 and Liew and Takahashi (2022), §5.1 use the
-  shuffled ``eps``, as Feldman et al. do, which is used here. Outside the condition
-  nothing is amplified and the output is (eps0, delta0)-DP (post-processing of the
-  target's own report), as Liew et al. (2022), App. D does.
+* :func:`shuffle_dp`: Feldman, McMillan and Talwar (2021), Thm 3.8: shuffling ``m`` reports of
+  an (eps0, delta0)-LDP randomiser is (eps, delta1 + (e^eps + 1) (1 + e^-eps0 / 2) m delta0)-DP
+  with ``eps = log(1 + (e^eps0 - 1)/(e^eps0 + 1) (8 sqrt(e^eps0 log(4/delta1)) / sqrt(m)
+  + 8 e^eps0 / m))`` when ``eps0 <= log(m / (16 log(2/delta1)))``. Eq. 11 of Liew et al. (2022)
+  prints ``(e^eps0 + 1)`` in the delta term; its eq. 14 and 16 and Liew and Takahashi (2022),
+  §5.1 use the shuffled ``eps``, as Feldman et al. do, which is used here. Outside the condition
+  nothing is amplified and the output is (eps0, delta0)-DP (post-processing of the target's own
+  report), as Liew et al. (2022, suppl.), App. D does.
 * :func:`subsampled_shuffle_dp`: subsampling ``m`` of ``n`` without replacement
-  (Balle, Barthe & Gaboardi 2018, eq. 12): ``(log(1 + (m/n)(e^eps - 1)), (m/n) delta)``.
-  Combined with the shuffle bound this is eq. 15-16; Liew et al. (2022) prints the factor
+  (Balle, Barthe and Gaboardi 2018, eq. 12): ``(log(1 + (m/n)(e^eps - 1)), (m/n) delta)``.
+  Combined with the shuffle bound this is eq. 15-16; Liew et al. (2022) print the factor
   ``(e^eps0 - 1)/e^eps0`` in eq. 15 and Thm 1, but composing eq. 13 with eq. 12 gives
   ``(e^eps0 - 1)/(e^eps0 + 1)``, which is used here.
 
@@ -23,16 +22,16 @@ Accountants (all return per-round RDP curves):
   check-ins at ``l`` with ``P(Bin(n, gamma) >= l) <= beta``; one round is
   ``(eps_l, delta_l + beta)``-DP, converted to RDP by Lemma 1.
 * :func:`checkin_approach1` — shuffle DP -> RDP (Lemma 1) -> subsampled RDP at rate
-  ``k/n`` (Wang et al. Thm 9) -> binomial mixture (eq. 5).
+  ``k/n`` (Wang, Balle and Kasiviswanathan 2019, Thm 9) -> binomial mixture (eq. 5).
 * :func:`checkin_approach2` — subsampled shuffle DP (eq. 15-16) -> RDP (Lemma 1) ->
   binomial mixture (eq. 5).
 
 Warning
 -------
-All three rest on Liew et al.'s (2022) DP -> RDP conversion (Lemma 1,
-:func:`pld.rdp.conversions.from_dp`), which is **not** an upper bound: an
+All three rest on the DP -> RDP conversion of Liew et al. (2022), Lemma 1
+(:func:`pld.rdp.conversions.from_dp`), which is **not** an upper bound: an
 (eps, delta)-DP mechanism with delta > 0 can have infinite RDP. Their outputs are
-reproductions of Liew et al.'s (2022) method, not privacy guarantees.
+reproductions of the method of Liew et al. (2022), not privacy guarantees.
 """
 
 from __future__ import annotations
@@ -98,7 +97,7 @@ def checkin_baseline(
     delta1: float,
     beta: float,
 ) -> np.ndarray:
-    """Per-round RDP of Liew et al.'s (2022) first-cut shuffled check-in bound (Thm 1 + Lemma 1).
+    """Per-round RDP of the first-cut check-in bound of Liew et al. (2022) (Thm 1 + Lemma 1).
 
     ``l`` is the smallest count with ``P(Bin(n, gamma) >= l) <= beta``; the round is
     ``(eps_l, delta_l + beta)``-DP by eq. 15-16 and converted with
@@ -145,7 +144,7 @@ def _mixture(
 def checkin_approach2(
     n: int, gamma: float, eps0: float, delta0: float, orders: object, *, delta1: float
 ) -> np.ndarray:
-    """Per-round RDP of Liew et al.'s (2022) Approach 2 (subsampled shuffling conversion, §3.3).
+    """Per-round RDP of Approach 2 of Liew et al. (2022), §3.3 (subsampled shuffling conversion).
 
     For each count ``k`` the round is ``(eps_k, delta_k)``-DP by eq. 15-16 (rate
     ``k / n``), converted by Lemma 1 and mixed over ``k ~ Bin(n, gamma)`` (eq. 5).
@@ -180,7 +179,7 @@ def checkin_approach2(
 def checkin_approach1(
     n: int, gamma: float, eps0: float, delta0: float, orders: object, *, delta1: float
 ) -> np.ndarray:
-    """Per-round RDP of Liew et al.'s (2022) Approach 1 (shuffling conversion, §3.3).
+    """Per-round RDP of Approach 1 of Liew et al. (2022), §3.3 (shuffling conversion).
 
     For each count ``k``: shuffle DP (eq. 10-11, ``k`` users) -> RDP by Lemma 1 ->
     subsampled RDP at rate ``k / n`` (Wang et al. Thm 9 with ``eps(inf) = inf``) ->

@@ -1,8 +1,8 @@
-"""Girgis et al.'s RDP bound for the subsampled shuffle model (Liew et al. 2022, Lemma 6, eq. 17).
+"""The RDP bound of Girgis, Data and Diggavi (2021) for the subsampled shuffle model.
 
 ``k`` of ``n`` users are drawn without replacement, each applies a discrete
-``eps0``-LDP randomiser and the ``k`` reports are shuffled. Girgis, Data & Diggavi
-(NeurIPS 2021, Thm 2), as quoted by Liew et al. (2022), Lemma 6, bound its RDP for integer
+``eps0``-LDP randomiser and the ``k`` reports are shuffled. Girgis, Data and Diggavi
+(2021), Thm 2, as quoted by Liew et al. (2022, suppl.), Lemma 6, eq. 17, bound its RDP for integer
 ``lam >= 2`` by
 
     1/(lam-1) log( 1 + 4 C(lam,2) gamma^2 (e^eps0 - 1)^2 / (kbar e^eps0)
@@ -15,8 +15,8 @@
     x = (e^{2 eps0} - 1) / e^eps0.
 
 This is the comparison curve of Koskela et al. (2023), Fig. 3. The constant inside the
-``j/2``-th power is taken as printed in Liew et al. (2022) (``2 (e^{2 eps0} - 1)^2 / ...``); it
-has not been checked against Girgis et al.'s own paper.
+``j/2``-th power is taken as printed in Liew et al. (2022, suppl.) (``2 (e^{2 eps0} - 1)^2 /
+...``); it has not been checked against Girgis et al.'s own paper (docs/references.md, errata).
 ``Upsilon_k = sum_{j>=2} C(lam,j) (gamma x)^j e^{-(k-1)/(8 e^eps0)}`` is folded into the
 same non-negative series, so everything is summed in log space.
 """
@@ -34,8 +34,7 @@ from pld.validation import integer_at_least, non_negative
 
 
 def girgis_subsampled_shuffle(n: int, k: int, eps0: float, orders: object) -> np.ndarray:
-    """RDP of the subsampled shuffle model with an ``eps0``-LDP randomiser (Liew et al. 2022, eq.
-    17).
+    """RDP of the subsampled shuffle model with an ``eps0``-LDP randomiser (module docstring).
 
     Parameters
     ----------

@@ -97,8 +97,8 @@ def log_binomial_series(log_order_terms: np.ndarray, log_rate: float, max_order:
     """``log(1 + sum_{j=2}^{lam} C(lam, j) rate^j exp(c_j))`` for ``lam = 0 .. max_order``.
 
     ``log_order_terms[j] = c_j`` (``-inf`` drops a term; entries 0 and 1 are ignored).
-    This is the shape of every subsampling bound of the Rényi path (Liew and Takahashi 2022, eq. 16,
-    Liew et al. (2022), Thm 4, Liew et al. (2022), eq. 17): all terms are non-negative, so the sum
+    This is the shape of every subsampling bound of the Rényi path (Liew and Takahashi 2022, eq. 16;
+    Liew et al. 2022, Thm 4 and suppl. eq. 17): all terms are non-negative, so the sum
     is done in log space per order. Cost O(max_order^2).
     """
     out = np.zeros(max_order + 1)

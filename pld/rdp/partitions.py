@@ -1,5 +1,4 @@
-"""Test oracle: Liew and Takahashi's (2022) Algorithm 1 (integer partitions) for the shuffle
-Gaussian.
+"""Test oracle: Algorithm 1 of Liew and Takahashi (2022) (integer partitions), shuffle Gaussian.
 
 Independent of :mod:`pld.rdp.shuffle`: it enumerates the integer partitions
 of ``lam`` instead of powering a generating function. Exponential in ``lam``; use it
@@ -79,7 +78,6 @@ def log_moment_excess_by_partitions(n: int, sigma: float, order: int) -> float:
 
 
 def shuffle_gaussian_by_partitions(n: int, sigma: float, order: int) -> float:
-    """``D_lam(Mix || G)`` of Liew and Takahashi (2022), eq. 1 by Liew and Takahashi's (2022)
-    Algorithm 1 (corrected)."""
+    """``D_lam(Mix || G)`` of Liew and Takahashi (2022), eq. 1 by their Algorithm 1 (corrected)."""
     log_excess = log_moment_excess_by_partitions(n, sigma, order)
     return float(np.logaddexp(0.0, log_excess)) / (order - 1)

@@ -1,4 +1,4 @@
-"""Rényi DP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019).
+"""Rényi DP of the Poisson-subsampled Gaussian mechanism (Mironov, Talwar and Zhang 2019).
 
 Each record is kept with probability q and the sum (sensitivity 1) gets
 ``N(0, σ^2)`` noise. With ``mu_0 = N(0, σ^2)`` and the mixture

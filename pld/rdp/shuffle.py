@@ -1,7 +1,7 @@
 """Rényi divergence of the shuffle Gaussian on the canonical pair of datasets.
 
 Every user adds ``N(0, sigma^2)`` to a scalar in ``[0, 1]`` and a trusted shuffler
-permutes the ``n`` reports. Liew and Takahashi (2022) (Liew & Takahashi, Thm 1, eq. 1) evaluates the
+permutes the ``n`` reports. Liew and Takahashi (2022), Thm 1, eq. 1 evaluate the
 Rényi divergence for ``D = (0, ..., 0)`` and ``D' = (1, 0, ..., 0)``:
 
 * ``M(D) = G = N(0, sigma^2 I_n)``,
@@ -15,9 +15,9 @@ What this number is
 * The proof (eq. 8) takes the expectation under ``M(D)``, so eq. 1 is
   ``D_lam(M(D') || M(D)) = D_lam(Mix || G)``, although the theorem labels it
   ``D_lam(M(D) || M(D'))``. Both directions are computed here (``direction``).
-* Liew and Takahashi (2022) presents eq. 1 as *the* RDP of the shuffle Gaussian, arguing the pair is
-  without loss of generality (its footnote 4). Liew et al. (2022) (Thm 3, eq. 8, Remark 4)
-  presents the same expression as a **lower bound**: it is the divergence of one
+* Liew and Takahashi (2022) present eq. 1 as *the* RDP of the shuffle Gaussian, arguing the pair is
+  without loss of generality (its footnote 4). Liew et al. (2022), Thm 3, eq. 8, Remark 4
+  present the same expression as a **lower bound**: it is the divergence of one
   pair of neighbouring datasets, and the mechanism's RDP is a supremum over all
   pairs. The w.l.o.g. argument does not cover the other users' data (if they hold
   values far from the target's, shuffling hides nothing and the divergence is the
@@ -25,8 +25,8 @@ What this number is
   mechanism's RDP and as an upper bound only for this pair; every bound of
   :mod:`pld.rdp` built on them (subsampled shuffle, shuffled check-in) inherits this.
 
-Monotonicity in ``n`` (Liew and Takahashi's (2022) Conjecture 1 holds)
-----------------------------------------------------
+Monotonicity in ``n`` (Conjecture 1 of Liew and Takahashi (2022) holds)
+------------------------------------------------------------------------
 Under ``G`` the likelihood ratio is ``Mix/G = (1/n) sum_i W_i`` with
 ``W_i = exp((2 x_i - 1) / 2 sigma^2)`` independent and identically distributed, so
 the moment is ``E[(mean of n iid W)^lam]``. For ``m <= n`` the mean of ``n`` variables
@@ -34,11 +34,11 @@ is the average, over all ``m``-subsets ``S``, of the subset means, and ``x^lam``
 convex for ``lam >= 1``; Jensen's inequality gives
 ``E[(mean_n)^lam] <= avg_S E[(mean_S)^lam] = E[(mean_m)^lam]``. Hence the moment (and
 ``eps(lam)``) is non-increasing in ``n`` for every ``sigma`` and real ``lam >= 1``:
-Liew and Takahashi's (2022) Conjecture 1 is true. The check-in bounds use this to bound tails.
+Conjecture 1 of Liew and Takahashi (2022) is true. The check-in bounds use this to bound tails.
 
 Computation
 -----------
-Liew and Takahashi's (2022) Algorithm 1 enumerates integer partitions of ``lam`` (exponential in
+Algorithm 1 of Liew and Takahashi (2022) enumerates integer partitions of ``lam`` (exponential in
 ``lam``). Here the moments of all orders ``0 .. L`` are obtained at once by powering
 the exponential generating function ``sum_j e^{j(j-1)/2 sigma^2} (x/n)^j / j!`` to
 the ``n``-th power, truncated at degree ``L``: the moment of order ``lam`` is
@@ -64,8 +64,10 @@ _DIRECTIONS = ("mixture||gaussian", "gaussian||mixture", "max")
 
 
 def single_user_log_moments(sigma: float, max_order: int) -> np.ndarray:
-    """``log M_1(k) = k (k - 1) / (2 sigma^2)``, ``k = 0 .. max_order`` (Liew and Takahashi 2022,
-    eq. 13)."""
+    """``log M_1(k) = k (k - 1) / (2 sigma^2)`` for ``k = 0 .. max_order``.
+
+    Liew and Takahashi (2022), eq. 13.
+    """
     k = np.arange(max_order + 1, dtype=np.float64)
     return k * (k - 1.0) / (2.0 * sigma * sigma)
 
@@ -116,7 +118,7 @@ def consecutive_log_moment_tables(
     """Moment tables for ``n = first_n .. last_n`` (rows), one user added per step.
 
     ``O(max_order^2 (log first_n + last_n - first_n))``; used for the binomial bulk of
-    the shuffled check-in sums and for checking Liew and Takahashi's (2022) Conjecture 1.
+    the shuffled check-in sums and for checking Conjecture 1 of Liew and Takahashi (2022).
     """
     single = single_user_log_moments(sigma, max_order)
     table = np.empty((last_n - first_n + 1, max_order + 1))
@@ -135,15 +137,14 @@ def shuffle_gaussian(
     *,
     direction: Direction = "mixture||gaussian",
 ) -> np.ndarray:
-    """Rényi divergence of the shuffle Gaussian on the canonical pair (Liew and Takahashi 2022, Thm
-    1, eq. 1).
+    """Rényi divergence of the shuffle Gaussian, canonical pair (Liew and Takahashi 2022, eq. 1).
 
     The pair is ``D = (0, ..., 0)``, ``D' = (1, 0, ..., 0)``: ``n`` users, each adding
     ``N(0, sigma^2)`` noise, so ``sigma`` is in units of the distance between the two
     differing records. This is the divergence of one pair, hence a **lower bound** on
-    the shuffle Gaussian's RDP (Liew et al. 2022, Thm 3); Liew and Takahashi (2022) presents it as
+    the shuffle Gaussian's RDP (Liew et al. 2022, Thm 3); Liew and Takahashi (2022) present it as
     the RDP itself (see the module docstring). It is at most ``lam / (2 sigma^2)`` (Liew and
-    Takahashi (2022), Corollary 1), the unshuffled Gaussian.
+    Takahashi 2022, Corollary 1), the unshuffled Gaussian.
 
     Parameters
     ----------

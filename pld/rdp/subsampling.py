@@ -1,16 +1,17 @@
-"""RDP amplification by subsampling without replacement (Wang, Balle & Kasiviswanathan 2019).
+"""RDP amplification by subsampling without replacement (Wang, Balle and Kasiviswanathan 2019).
 
-Wang et al.'s Theorem 9 (quoted in Liew and Takahashi (2022), App. A.1, and Liew et al. (2022),
-Definition 5 and below): if a mechanism on datasets of size ``m`` satisfies ``(j, eps(j))``-RDP for
-every integer ``j`` (replace-one neighbours), then running it on ``m`` records drawn
-without replacement from ``n`` (``gamma = m/n``) satisfies, for integer ``lam >= 2``,
+Theorem 9 of Wang et al. (2019) (quoted in Liew and Takahashi (2022), App. A.1, and Liew et al.
+(2022), Definition 5 and below): if a mechanism on datasets of size ``m`` satisfies
+``(j, eps(j))``-RDP for every integer ``j`` (replace-one neighbours), then running it on ``m``
+records drawn without replacement from ``n`` (``gamma = m/n``) satisfies, for integer
+``lam >= 2``,
 
     eps'(lam) <= 1/(lam-1) log( 1 + gamma^2 C(lam,2) min{4 (e^{eps(2)} - 1),
                                                   e^{eps(2)} min{2, (e^{eps(inf)} - 1)^2}}
                                 + sum_{j=3}^{lam} gamma^j C(lam,j) e^{(j-1) eps(j)}
                                                   min{2, (e^{eps(inf)} - 1)^j} ).
 
-The text of Liew and Takahashi (2022) prints ``(e^{eps(inf) - 1})``; the exponent placement is an
+Liew and Takahashi (2022) print ``(e^{eps(inf) - 1})``; the exponent placement is an
 extraction error (Wang et al. write ``(e^{eps(inf)} - 1)``). With ``eps(inf) = inf``
 (Gaussian noise) the bound is Liew and Takahashi (2022), eq. 16. The subsampled mechanism is also
 never less private than the base mechanism (the output is a mixture, with equal weights
@@ -103,11 +104,10 @@ def subsampled(
 
 
 def subsampled_shuffle_gaussian(n: int, m: int, sigma: float, orders: object) -> np.ndarray:
-    """Subsampled shuffle Gaussian (Liew and Takahashi 2022, Thm 2, eq. 16; Liew et al. (2022), Thm
-    5).
+    """Subsampled shuffle Gaussian (Liew and Takahashi 2022, eq. 16; Liew et al. 2022, Thm 5).
 
     ``m`` of ``n`` users are drawn without replacement; each adds ``N(0, sigma^2)`` and
-    the ``m`` reports are shuffled. Eq. 16 is Wang et al.'s Thm 9 applied to
+    the ``m`` reports are shuffled. Eq. 16 is Thm 9 of Wang et al. (2019) applied to
     :func:`pld.rdp.shuffle.shuffle_gaussian` with ``m`` users and
     ``eps(inf) = inf``.
 

@@ -1,7 +1,7 @@
 """Shuffling any local randomizer: the privacy blanket, the best of all analyses, lower bounds.
 
-Blanket bound (Balle, Bell, Gascón and Nissim 2019, Balle et al. (2019), §5; Koskela et al. (2023),
-§4). With ``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and
+Blanket bound (Balle et al. 2019, §5; Koskela et al. 2023, §4). With
+``omega_min(y) = min_x R(x)(y)``, ``gamma = sum_y omega_min(y)`` and
 ``r_x(y) = R(x)(y) / omega(y)``, ``omega = omega_min / gamma``, revealing which of the
 other n - 1 users are non-blanket (and their reports) leaves, for the target's
 inputs (x, x'),
@@ -12,7 +12,7 @@ inputs (x, x'),
 (given M ~ Bin(n - 1, gamma) blanket users, the view is a multiset of M + 1 reports
 with density ``(1/(M+1)) sum_j r_x(Y_j)`` against ``omega^(M+1)``, and
 ``Bin(M; n-1, gamma)/(M+1) = Bin(M+1; n, gamma)/(n gamma)``). The mechanism's profile
-is the maximum over ordered pairs; for k-RR it is Koskela et al.'s (2023) weak adversary
+is the maximum over ordered pairs; for k-RR it is the weak adversary of Koskela et al. (2023)
 (``pld.krr(..., adversary="weak")``). The randomizer brackets it
 (:meth:`pld.randomizers.Randomizer.blanket_profile`: :mod:`pld.shuffling.blanket`).
 
@@ -208,6 +208,8 @@ def shuffle(
     # candidate (0 unless some output is impossible under some input).
     below = np.flatnonzero(cheap <= cheap[-1] + PROFILE_FLOOR)
     top = float(candidates[below[0]]) if below.size else float(candidates[-1])
+    if below.size and below[0] > 0:
+        top = randomizer.profile_end(n, float(candidates[below[0] - 1]), top, analysis)
     coarse = np.linspace(0.0, top, 9)
     coarse_components, _ = randomizer.shuffle_profiles(n, coarse, analysis, lower_side=False)
     grid, values = _symmetric(coarse, _minimum_upper(coarse_components))
@@ -226,7 +228,12 @@ def shuffle(
     multiple = max(multiple, math.ceil(top / (MAX_NUM_POINTS * step)))
     spacing = step * multiple
     eps = spacing * np.arange(math.ceil(top / spacing) + 1)
-    components, convex = randomizer.shuffle_profiles(n, eps, analysis)
+    # A blanket evaluation with a resolution of its own follows the eps grid (its
+    # error, like the grid's connect-the-dots excess, shrinks with the square).
+    fineness = max(
+        1.0, default_step * max(1, math.ceil(top / (num_points * default_step))) / spacing
+    )
+    components, convex = randomizer.shuffle_profiles(n, eps, analysis, fineness=fineness)
     grid, upper_values = _symmetric(eps, _minimum_upper(components))
     if convex:
         # Below the analysis' exact profile between grid points too (module docstring):

@@ -26,7 +26,7 @@ P_tail - beta Q_tail`` over the atoms with ``l_i > log beta``, so
 evaluated exactly by suffix sums (long double) with a float error budget.
 
 Used by :mod:`pld.subsampling.subsampled_shuffler` (fixed-size sampling of shufflers,
-Koskela et al. (2023), Lemma 7) and :mod:`pld.subsampling.poisson` (Poisson sampling and sampling
+Koskela et al. 2023, Lemma 7) and :mod:`pld.subsampling.poisson` (Poisson sampling and sampling
 without replacement of central mechanisms).
 """
 

@@ -8,7 +8,7 @@ adjacency its first direction (the loss of P/Q under P) must bound
 without) and its second direction the reverse; a symmetric base (Gaussian,
 Laplace, ...) bounds both. This is dp_accounting's convention.
 
-Poisson sampling, add/remove (Zhu, Dong & Wang 2022, Thm 11)
+Poisson sampling, add/remove (Zhu, Dong and Wang 2022, Thm 11)
 ------------------------------------------------------------
 Each record is kept with probability q. Conditioning on the sample T of D,
 ``M_S(D + z) = q M(T + z) + (1 - q) M(T)`` and ``M_S(D) = M(T)``, so (joint

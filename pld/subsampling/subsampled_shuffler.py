@@ -1,4 +1,4 @@
-"""Subsampled shufflers: Lemma 7 (Zhu, Dong and Wang 2022) plus connect-the-dots.
+"""Subsampled shufflers: Koskela et al. (2023), Lemma 7, plus connect-the-dots.
 
 A mechanism samples a uniformly random subset of ``m = gamma n`` of the ``n``
 users (fixed size, without replacement) and runs a mechanism M, e.g. a
@@ -52,7 +52,7 @@ discretisation, a coarse eps grid G (twice: the lowering mirrors the upper
 side's excess), and the engine's loss grid. The last one
 matters for small rates: the subsampled privacy loss is of the order of
 ``rate (e^L - 1)`` (L the base's loss), so it needs a ``loss_grid_step`` well
-below that (e.g. Koskela et al. (2023), Fig. 3, n = 10^6, m = 1000, eps0 = 2: 1e-3 gives an
+below that (e.g. Koskela et al. 2023, Fig. 3, n = 10^6, m = 1000, eps0 = 2: 1e-3 gives an
 upper eps(1e-7) three times the converged one after 10^4 rounds, 1e-5 is within
 a few percent). A wide bracket says so.
 
@@ -75,7 +75,7 @@ from pld.distribution import (
     DiscretePair,
     check_eps_grid,
     from_bounds,
-    from_pmfs,
+    from_symmetric_pair,
     pair_from_hull,
     profile_hull,
     refinable,
@@ -385,8 +385,7 @@ def subsample(
     tolerance: float | None = None,
     loss_grid_step: float | None = None,
 ) -> PLD:
-    """One round of a mechanism run on a random fixed-size subset (Koskela et al. 2023, Lemma 7,
-    §3.4).
+    """One round of a mechanism run on a random fixed-size subset (Koskela et al. 2023, Lemma 7).
 
     Parameters
     ----------
@@ -454,12 +453,8 @@ def subsample(
     if eps_grid is not None:
         _warn_if_loose(upper_curves, rate, upper)
     lower = _lower_pair(base_curves(base, "lower"), rate, grid, step)
-    upper_pld = from_pmfs(
-        *upper.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-    )
-    lower_pld = from_pmfs(
-        *lower.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-    )
+    upper_pld = from_symmetric_pair(*upper.log_pmfs(), loss_grid_step=step)
+    lower_pld = from_symmetric_pair(*lower.log_pmfs(), loss_grid_step=step)
     return from_bounds(upper=upper_pld, lower=lower_pld)
 
 

@@ -76,7 +76,7 @@ def test_epsilon_json_and_table():
                 "--eps",
                 "1",
             ],
-            "loss_grid_step",
+            "--loss-grid-step",
         ),
     ],
 )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 
 import numpy as np
 import pytest
 
 from pld.cli.rdp import parse_orders, register
-from pld.rdp import gaussian, shuffle_gaussian, to_epsilon
+from pld.rdp import OrderRangeWarning, gaussian, shuffle_gaussian, to_epsilon
 
 
 def run(argv: list[str]) -> dict:
@@ -21,7 +22,8 @@ def run(argv: list[str]) -> dict:
 
 def test_table1_through_the_cli() -> None:
     argv = "rdp shuffle-gaussian --n 60000 --sigma 9.48 --rounds 7 --orders 2:30".split()
-    result = run([*argv, "--delta", str(1 / 60000)])
+    with pytest.warns(OrderRangeWarning, match=r"largest order supplied \(30\)"):
+        result = run([*argv, "--delta", str(1 / 60000)])  # the paper's orders: too few
     assert set(result) == {"eps", "order", "orders", "rdp"}
     assert round(result["eps"], 5) == 0.22822
     assert result["order"] == 30.0
@@ -54,7 +56,12 @@ def test_gaussian_and_order_syntax() -> None:
     ],
 )
 def test_every_mechanism_runs(argv: str) -> None:
-    result = run(argv.split())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run(argv.split())
+    # A warning only says that the best order is the largest one given.
+    at_end = result["order"] == max(result["orders"])
+    assert [w.category for w in caught] == [OrderRangeWarning] * at_end
     assert 0 < result["eps"] < 100
     assert len(result["rdp"]) == len(result["orders"])
     json.dumps(result)

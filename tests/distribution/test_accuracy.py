@@ -313,3 +313,61 @@ def test_acceptance_matrix(name, rounds, rel_accuracy):
         truth = _truth_delta(name, rounds, eps)
         if truth is not None and eps.size:
             assert _contains(d_lower, d_upper, truth)
+
+
+def test_refinement_stops_on_a_budget_refusal_but_not_on_bad_input(monkeypatch):
+    # A recipe refused by the work budget ends refinement with a warning; any other
+    # ValueError of a recipe is a bug to see, not "refinement unavailable".
+    calls = []
+
+    @pld.distribution.refinable
+    def mechanism(eps0: float, *, loss_grid_step: float | None = None) -> pld.PLD:
+        calls.append(loss_grid_step)
+        if len(calls) > 1:
+            raise failure
+        return pld.gaussian(eps0, loss_grid_step=loss_grid_step or 0.05)
+
+    failure = pld.BudgetError("refused", estimate=1e9, budget=1e8)
+    with pytest.warns(AccuracyWarning, match="refinement refused: refused"):
+        mechanism(1.0).self_compose(10).delta_bounds(0.5, rel_accuracy=1e-6)
+    calls.clear()
+    failure = ValueError("a bug in the recipe")
+    with pytest.raises(ValueError, match="a bug in the recipe"):
+        mechanism(1.0).self_compose(10).delta_bounds(0.5, rel_accuracy=1e-6)
+
+
+def test_calibration_keeps_a_budget_refusal_a_budget_error(monkeypatch):
+    # A small budget, so that clones at these n is refused (at the default budget,
+    # n = 10^9 builds in seconds).
+    monkeypatch.setenv("PLD_MAX_GRID_POINTS", "4096")
+    with pytest.raises(pld.BudgetError, match=r"calibrating n, at n=.*bounds=\(low, high\)"):
+        pld.calibrate(
+            pld.clones, "n", eps0=1.0, target_eps=1.0, target_delta=1e-6, bounds=(1e5, 1e6)
+        )
+
+
+def test_directions_are_the_pmfs_of_each_bound():
+    one = pld.randomized_response(1.0)
+    assert len(one.directions("upper")) == 1 and len(one.directions("lower")) == 1
+    pair = pld.from_pmfs(np.log([0.7, 0.2, 0.1]), np.log([0.2, 0.3, 0.5]))
+    uppers, lowers = pair.directions("upper"), pair.directions("lower")
+    assert len(uppers) == 2 and all(p.bound == "upper" for p in uppers)
+    assert all(p.bound == "lower" for p in lowers)
+    atoms = pair.atoms("upper")
+    for pmf, atom in zip(uppers, atoms, strict=True):
+        np.testing.assert_array_equal(atom.mass, pmf.masses[pmf.masses > 0])
+    with pytest.raises(ValueError, match="bound must be 'upper' or 'lower'"):
+        pair.directions("both")
+
+
+def test_from_symmetric_pair_keeps_one_direction_as_a_checked_symmetric_pair():
+    from pld.distribution import from_symmetric_pair
+
+    log_p, log_q = np.log([0.6, 0.4]), np.log([0.4, 0.6])
+    claimed = from_symmetric_pair(log_p, log_q, loss_grid_step=1e-3)
+    checked = pld.from_pmfs(log_p, log_q, symmetric=True, loss_grid_step=1e-3)
+    assert claimed.symmetric and len(claimed.directions("upper")) == 1
+    eps = np.linspace(0.0, 0.5, 6)
+    np.testing.assert_allclose(
+        claimed.delta_bounds(eps, rel_accuracy=1), checked.delta_bounds(eps, rel_accuracy=1)
+    )

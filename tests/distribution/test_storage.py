@@ -66,12 +66,16 @@ def test_round_trip_is_exact(samples, name, tmp_path):
         _same_pmf(ours.lower, theirs.lower)
     # Identical objects give identical answers, bit for bit, also after composing.
     assert np.array_equal(
-        np.array(original.delta_bounds(EPS, rel_accuracy=1)), np.array(loaded.delta_bounds(EPS))
+        np.array(original.delta_bounds(EPS, rel_accuracy=1)),
+        np.array(loaded.delta_bounds(EPS, rel_accuracy=1)),
     )
-    assert original.epsilon_bounds(1e-6, rel_accuracy=1) == loaded.epsilon_bounds(1e-6)
+    assert original.epsilon_bounds(1e-6, rel_accuracy=1) == loaded.epsilon_bounds(
+        1e-6, rel_accuracy=1
+    )
     twice, twice_loaded = original.self_compose(2), loaded.self_compose(2)
     assert np.array_equal(
-        np.array(twice.delta_bounds(EPS, rel_accuracy=1)), np.array(twice_loaded.delta_bounds(EPS))
+        np.array(twice.delta_bounds(EPS, rel_accuracy=1)),
+        np.array(twice_loaded.delta_bounds(EPS, rel_accuracy=1)),
     )
 
 

@@ -222,3 +222,15 @@ def test_atoms_that_underflow_under_the_tilt_are_charged_not_lost():
     lower, upper = view._delta_bracket(eps)
     assert np.all(lower <= truth * (1 + 1e-12) + 1e-300)
     assert np.all(upper >= truth * (1 - 1e-12))
+
+
+def test_a_tilt_that_drops_every_finite_atom_gives_a_valid_bracket():
+    # lam = 500 on the Gaussian's pmf: every atom below the top is dropped, the charged
+    # mass rounds to >= 1, and its log1p was a math domain error (seen once refinement
+    # stopped reading every ValueError as "unavailable"). Now all goes to +inf.
+    one = pld.gaussian(1.0)
+    upper_pmf, lower_pmf = one.directions("upper")[0], one.directions("lower")[0]
+    upper, lower = tilted_compose_bounds([(upper_pmf, 2)], [(lower_pmf, 2)], 500.0, 1.0, 1e-15)
+    eps = np.array([1.0, 1.5])
+    truth = gaussian_delta(eps, 1.0 / math.sqrt(2.0))
+    assert np.all(lower.delta(eps) <= truth) and np.all(upper.delta(eps) >= truth)

@@ -262,6 +262,17 @@ CONSTRUCTORS: dict[str, Entry] = {
             "loss_grid_step": steps(),
         },
     ),
+    "random_allocation": Entry(
+        pld.random_allocation,
+        {"mechanism": plds(), "rounds": st.integers(1, 300)},
+        {
+            "participations": st.integers(1, 4),
+            "adjacency": st.sampled_from(["add-remove", "replace"]),
+            "tail_mass": reals(1e-15, 1e-3),
+            "loss_grid_step": steps(),
+        },
+        aliases=("base",),
+    ),
     "subsample_without_replacement": Entry(
         pld.subsample_without_replacement,
         {"base": plds()},

@@ -9,11 +9,11 @@ and shows a figure, and that every source runs top to bottom in a fresh kernel w
 ``PLD_NOTEBOOK_QUICK=1`` (a reduced workload) and ``PLD_FIGURE_DIR`` pointing at a
 temporary directory (the committed figures are not overwritten), writing its figure there.
 The notebooks check their own numbers against independent truths where one exists (the
-exact Gaussian delta for n = 1 in the Monte Carlo notebook, the printed digits of seed
-001's Table 1, overlapping brackets of two independent computations in Koskela et al. (2023), Fig.
-1, connect-the-dots never below the profile in Fig. 2) with ``assert`` statements, so a drift
-fails here. Measured: the ten notebooks take about 60 s in quick mode on the 2-core
-machine, kernel start-up included.
+exact Gaussian delta for n = 1 in the Monte Carlo notebook, the printed digits of Liew and
+Takahashi (2022), Table 1, overlapping brackets of two independent computations in Koskela
+et al. (2023), Fig. 1, connect-the-dots never below the profile in its Fig. 2) with
+``assert`` statements, so a drift fails here. Measured: the ten notebooks take about 60 s in
+quick mode on the 2-core machine, kernel start-up included.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@
 * no package exports a name that is also one of its submodules (the submodule would
   shadow the name once imported);
 * no folder holds more than 16 modules; no module outside the engine passes ~600 lines;
-* ``import pld`` stays light, and every name it exported before the layout still is.
+* ``import pld`` stays light, and every name it exported before the layout still is;
+* no module outside ``pld.distribution`` reads a private member of a PLD (it uses the
+  public contract: ``PLD.directions``, ``from_pmfs``, ``from_symmetric_pair``, ...).
 """
 
 from __future__ import annotations
@@ -227,3 +229,62 @@ def test_import_pld_stays_light():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert result.stdout.strip() == "[]"
+
+
+def _pld_private_members() -> set[str]:
+    """The private attributes and methods of :class:`pld.PLD` (``_directions``, ...)."""
+    from pld.distribution import PLD
+
+    tree = ast.parse((PACKAGE / "distribution" / "loss_distribution.py").read_text("utf-8"))
+    assigned = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+        and isinstance(node.ctx, ast.Store)
+    }
+    names = assigned | set(vars(PLD))
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def _private_reads(path: Path, private: set[str], root: Path = ROOT) -> list[str]:
+    """``x._name`` reads of a PLD private name in a module, ``self._name`` excepted."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        f"{path.relative_to(root)}:{node.lineno}: .{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr in private
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def test_no_module_outside_the_distribution_reads_a_private_member_of_a_pld():
+    private = _pld_private_members()
+    assert {"_directions", "_recipe", "_tilted", "_finest"} <= private
+    outside = [
+        p for p in PACKAGE.rglob("*.py") if "distribution" not in p.relative_to(PACKAGE).parts
+    ]
+    found = [line for path in outside for line in _private_reads(path, private)]
+    assert found == []
+
+
+def test_the_private_member_rule_sees_a_read(tmp_path):
+    module = tmp_path / "reader.py"
+    module.write_text("def f(loss):\n    return loss._directions[0], self._directions\n")
+    found = _private_reads(module, _pld_private_members(), root=tmp_path)
+    assert found == ["reader.py:2: ._directions"]
+
+
+def test_console_scripts_name_functions_that_exist():
+    # The layout moved the CLI's entry point once without its script line.
+    import importlib
+    import re
+
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    section = text.partition("[project.scripts]")[2].partition("\n[")[0]
+    scripts = re.findall(r'^\S+ = "([\w.]+):(\w+)"$', section, re.M)
+    assert scripts
+    for module, function in scripts:
+        assert callable(getattr(importlib.import_module(module), function)), (module, function)

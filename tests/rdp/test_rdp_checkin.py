@@ -1,5 +1,7 @@
-"""Shuffled and distributed check-in (Liew et al. 2022, eq. 5, Thm 4; Liew and Takahashi (2022), eq.
-17-18; Liew et al. (2022), Thm 5)."""
+"""Shuffled and distributed check-in in Rényi DP.
+
+Liew et al. (2022), eq. 5, Thm 4 and suppl. Thm 5; Liew and Takahashi (2022), eqs. 17-18.
+"""
 
 from __future__ import annotations
 

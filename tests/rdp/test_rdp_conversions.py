@@ -4,14 +4,26 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
 
-from pld.rdp import RdpAccountant, from_dp, gaussian, to_delta, to_epsilon
+from pld.rdp import OrderRangeWarning, RdpAccountant, from_dp, gaussian, to_delta, to_epsilon
 
 ORDERS = np.concatenate([np.linspace(1.1, 10.9, 99), np.arange(11, 257)])
+
+
+def _converted(convert, rdp: np.ndarray, target: float) -> tuple[float, float]:
+    """``convert(rdp, ORDERS, target)``, which warns exactly when its order is an end of
+    :data:`ORDERS` (:class:`OrderRangeWarning`)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value, order = convert(rdp, ORDERS, target)
+    at_end = bool(order == ORDERS.max())  # the smallest, 1.1, leaves no room towards 1
+    assert [w.category for w in caught] == [OrderRangeWarning] * at_end
+    return value, order
 
 
 @pytest.mark.parametrize("sigma", [0.5, 1.0, 5.0, 30.0])
@@ -21,8 +33,8 @@ def test_to_epsilon_matches_dp_accounting(sigma: float, rounds: int, delta: floa
     # identical inputs (Gaussian RDP on the same orders); dp_accounting's
     # compute_epsilon uses the same conversion, so only rounding differs
     rdp = rounds * gaussian(sigma, ORDERS)
-    ours, order = to_epsilon(rdp, ORDERS, delta)
     theirs, their_order = rdp_privacy_accountant.compute_epsilon(ORDERS, rdp, delta)
+    ours, order = _converted(to_epsilon, rdp, delta)
     assert ours == pytest.approx(theirs, rel=1e-12)
     assert order == their_order
 
@@ -31,8 +43,8 @@ def test_to_epsilon_matches_dp_accounting(sigma: float, rounds: int, delta: floa
 @pytest.mark.parametrize("epsilon", [0.5, 2.0, 10.0])
 def test_to_delta_matches_dp_accounting(sigma: float, epsilon: float) -> None:
     rdp = 50 * gaussian(sigma, ORDERS)
-    ours, _ = to_delta(rdp, ORDERS, epsilon)
     theirs, _ = rdp_privacy_accountant.compute_delta(ORDERS, rdp, epsilon)
+    ours, _ = _converted(to_delta, rdp, epsilon)
     if ours < 1.0:
         assert ours == pytest.approx(theirs, rel=1e-10)
     else:
@@ -67,7 +79,8 @@ def test_infinite_rdp_and_bad_input() -> None:
         math.inf,
         pytest.approx(math.nan, nan_ok=True),
     )
-    assert to_epsilon([math.inf, 1.0], orders, 1e-5)[1] == 3.0
+    with pytest.warns(OrderRangeWarning, match="largest order supplied"):
+        assert to_epsilon([math.inf, 1.0], orders, 1e-5)[1] == 3.0
     with pytest.raises(ValueError, match="delta must lie in"):
         to_epsilon([1.0, 1.0], orders, 0.0)
     with pytest.raises(ValueError, match="one value per order"):
@@ -100,7 +113,7 @@ def brute_min(epsilon: float, delta: float, order: float) -> float:
 
 
 @pytest.mark.parametrize(("epsilon", "delta"), [(1.0, 1e-5), (8.0, 1e-8), (0.5, 0.1)])
-def test_from_dp_is_seed000_lemma1(epsilon: float, delta: float) -> None:
+def test_from_dp_is_liew2022_lemma1(epsilon: float, delta: float) -> None:
     # golden-section search against a fine grid over r (grid can only be above)
     orders = np.array([2.0, 5.0, 20.0])
     ours = from_dp(epsilon, delta, orders)
@@ -131,3 +144,22 @@ def test_from_dp_is_not_an_upper_bound() -> None:
         assert hockey_stick == pytest.approx(delta, rel=1e-12)
     assert big_p[0] > 0 and big_q[0] == 0  # D_lam(P || Q) = inf for every lam > 1
     assert np.all(np.isfinite(lemma1))
+
+
+def test_an_optimum_at_an_end_of_the_orders_warns_and_an_inner_one_does_not() -> None:
+    from pld.rdp import OrderRangeWarning
+
+    # Gaussian sigma = 1, T = 1: eps(lam) = lam / 2, the best order at delta = 1e-6 is ~6.
+    orders = np.arange(2, 4)
+    with pytest.warns(OrderRangeWarning, match="largest order supplied"):
+        eps, order = to_epsilon(gaussian(1.0, orders), orders, 1e-6)
+    assert order == 3.0 and math.isfinite(eps)
+    orders = np.arange(40, 60)
+    with pytest.warns(OrderRangeWarning, match="smallest order supplied"):
+        assert to_delta(gaussian(1.0, orders), orders, 30.0)[1] == 40.0
+    orders = np.arange(2, 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eps, order = to_epsilon(gaussian(1.0, orders), orders, 1e-6)
+        assert 2 < order < 63
+        assert to_epsilon(gaussian(1.0, [5.0]), [5.0], 1e-6)[1] == 5.0  # one order: no range

@@ -1,4 +1,4 @@
-"""Girgis et al.'s subsampled-shuffle RDP bound (Liew et al. 2022, Lemma 6, eq. 17)."""
+"""Girgis et al.'s subsampled-shuffle RDP bound (Liew et al. 2022, suppl. Lemma 6, eq. 17)."""
 
 from __future__ import annotations
 

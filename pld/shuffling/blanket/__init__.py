@@ -4,8 +4,9 @@
   smoothed characteristic-function evaluator of :mod:`pld.shuffling.blanket.smooth`);
 * continuous randomizers (Gaussian, Laplace on an interval): the law of their blanket
   ratio (:mod:`pld.shuffling.blanket.continuous_law`), one term on a lattice
-  (:mod:`pld.shuffling.blanket.continuous_terms`), the tilted lattice sum
-  (:mod:`pld.shuffling.blanket.continuous_sum`) and the profile
+  (:mod:`pld.shuffling.blanket.continuous_terms`), its lattice laws
+  (:mod:`pld.shuffling.blanket.continuous_sum`), the tilted n-fold sum on a window
+  (:mod:`pld.shuffling.blanket.continuous_window`) and the profile
   (:mod:`pld.shuffling.blanket.continuous`).
 
 The evaluators take the randomizer's blanket description (classes of a finite
@@ -28,6 +29,8 @@ _EXPORTS = {
     "best_profile_bounds": "pld.shuffling.blanket.continuous",
     "best_profile_components": "pld.shuffling.blanket.continuous",
     "BEST_MAX_RATIO": "pld.shuffling.blanket.continuous",
+    "SHUFFLE_STEPS_PER_STD": "pld.shuffling.blanket.continuous",
+    "REMAINDER_SHARE": "pld.shuffling.blanket.continuous",
     "LOCAL_LOSS_STEP": "pld.shuffling.blanket.continuous",
     "VLaw": "pld.shuffling.blanket.continuous_law",
     "gaussian_law": "pld.shuffling.blanket.continuous_law",

@@ -76,6 +76,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pld.engine import BudgetError
 from pld.shuffling.checkin.shuffled_laws import (
     Histograms,
     HockeyGrid,
@@ -136,9 +137,11 @@ def exact_count_limit(
         top = min(top, requested)
         work = enumeration_work(rows.shape[0], rows.shape[1], top, adjacency) if top else 0
         if work > MAX_REQUESTED_WORK:
-            raise ValueError(
+            raise BudgetError(
                 f"exact_counts={requested} would enumerate ~{work:.2g} histogram pairs for one "
-                f"count (limit {MAX_REQUESTED_WORK:.0e}); lower exact_counts or leave it None"
+                f"count (limit {MAX_REQUESTED_WORK:.0e}); lower exact_counts or leave it None",
+                estimate=work,
+                budget=MAX_REQUESTED_WORK,
             )
     limit = 0
     for k in range(1, top + 1):

@@ -22,14 +22,14 @@ base beyond ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused
 front, naming ``max_base_count`` (larger counts then use that base: valid, looser).
 The check-in probability is calibrated as ``pld.calibrate(..., "participation")``.
 
-Distributed check-in (Liew et al. 2022, §4, Thm 4; Liew et al. (2022), Thm 5)
----------------------------------------------------------
+Distributed check-in (Liew et al. 2022, §4, Thm 4 and suppl. Thm 5)
+-------------------------------------------------------------------
 Checked-in clients add ``N(0, sigma^2 I)`` to their vectors, any two of which are
 at most ``sensitivity`` apart in l2 norm, and the server sees only the sum. Given
 ``k`` the sum is a k-of-n subsampled Gaussian mechanism with noise
 ``sigma sqrt(k)``: the base pair of ``k`` reports is the Gaussian pair
 ``pld.gaussian(sigma sqrt(k), sensitivity=...)``, exact for the sum. The bound
-assumes the count ``k`` is revealed; when it is not (Liew et al. 2022, Thm 5's setting),
+assumes the count ``k`` is revealed; when it is not (the setting of Liew et al. 2022, suppl. Thm 5),
 the unlabelled output is a post-processing, so the bound still holds (it may
 then be loose). Under add/remove too, the decomposition of eqs. (2)-(3) of
 :mod:`pld.shuffling.checkin.mixture` compares
@@ -44,7 +44,7 @@ import math
 
 from pld import validation
 from pld.distribution import PLD, refinable
-from pld.engine import BudgetError
+from pld.engine import BudgetError, budget_advice
 from pld.numerics import MAX_EPS0
 from pld.randomizers import Randomizer
 from pld.shuffling.checkin.exact import ExactCounts, exact_count_limit
@@ -65,7 +65,7 @@ CLONES_TAIL_MASS = 1e-16
 @refinable
 def checkin(
     n: int,
-    p: float,
+    p: float | None = None,
     eps0: float | None = None,
     *,
     randomizer: Randomizer | None = None,
@@ -77,6 +77,9 @@ def checkin(
     count_tolerance: float = DEFAULT_COUNT_TOLERANCE,
     exact_counts: int | None = None,
     max_base_count: int | None = None,
+    schedule: str = "poisson",
+    window: int | None = None,
+    participations: int = 1,
 ) -> PLD:
     """One round of shuffled check-in (Liew et al. 2022, Algorithm 1).
 
@@ -95,7 +98,7 @@ def checkin(
     n : int
         Number of users, >= 1 (under add/remove: of the dataset without the target).
     p : float
-        Check-in probability in (0, 1] (in (0, 1) for add/remove).
+        Check-in probability in (0, 1] (in (0, 1) for add/remove); ``schedule="poisson"`` only.
     eps0 : float, optional
         Local privacy parameter of an arbitrary randomizer, nats, in (0, 50].
     randomizer : pld.randomizers.Randomizer, optional
@@ -106,7 +109,8 @@ def checkin(
     variant : {"standard", "stronger"}, optional
         With ``eps0``: the clones pair of ``pld.clones`` (default "standard", valid for
         every eps0-LDP randomizer; "stronger" only for the randomizers
-        docs/clones-validity.md proves it for).
+        docs/clones-validity.md proves it for: with ``schedule="random"`` and
+        ``participations`` k > 1, for the k-fold product of the randomizer).
     adjacency : {"replace", "add-remove"}
         Replace one user's data (default), or add/remove one user.
     loss_grid_step : float, optional
@@ -126,6 +130,16 @@ def checkin(
         Counts above it are bounded with the base of ``max_base_count`` reports (valid,
         looser). Without it, a binomial bulk whose largest count needs a base beyond
         ``pld.clones``' work budget or ``pld.shuffle``'s user cap is refused up front.
+    schedule : {"poisson", "random"}
+        ``"poisson"``: each user checks in to this round with probability ``p``.
+        ``"random"``: each user checks in to exactly ``participations`` of the
+        ``window`` rounds of a window, chosen uniformly at random; the PLD is then
+        one whole window (:mod:`pld.shuffling.checkin.random_schedule`: one
+        shuffle of n users of the k-fold product randomizer; replace-one only).
+    window : int
+        Rounds T of a window (``schedule="random"``), >= ``participations``.
+    participations : int
+        Check-ins k of each user per window (``schedule="random"``), >= 1.
 
     Returns
     -------
@@ -139,11 +153,31 @@ def checkin(
             "give exactly one of eps0 (a local privacy parameter in (0, 50] nats) and "
             "randomizer (a pld.randomizers randomizer)"
         )
+    if randomizer is not None and variant is not None:
+        raise ValueError("variant applies to eps0 only: a randomizer gets its proven pair")
+    schedule = validation.one_of("schedule", schedule, ("poisson", "random"))
+    if schedule == "random":
+        return _random_schedule(
+            n,
+            p,
+            eps0,
+            randomizer,
+            analysis,
+            variant,
+            window,
+            participations,
+            adjacency,
+            loss_grid_step,
+        )
+    if p is None:
+        raise ValueError("p (the check-in probability, in (0, 1]) is needed for schedule='poisson'")
+    if window is not None or participations != 1:
+        raise ValueError(
+            "window and participations are for schedule='random' (got schedule='poisson')"
+        )
     if randomizer is not None:
         from pld.shuffling import ANALYSES, shuffle
 
-        if variant is not None:
-            raise ValueError("variant applies to eps0 only: a randomizer gets its proven pair")
         analysis = validation.one_of("analysis", analysis, ANALYSES)
         if max_base_count is None:
             _check_bases(n, p, tail_mass, randomizer=randomizer, analysis=analysis)
@@ -178,6 +212,38 @@ def checkin(
     )
 
 
+def _random_schedule(
+    n: int,
+    p: float | None,
+    eps0: float | None,
+    randomizer: Randomizer | None,
+    analysis: str,
+    variant: str | None,
+    window: int | None,
+    participations: int,
+    adjacency: str,
+    loss_grid_step: float | None,
+) -> PLD:
+    """``checkin(..., schedule="random")``: one window (:mod:`.random_schedule`)."""
+    from pld.shuffling.checkin.random_schedule import random_schedule_round
+    from pld.shuffling.shuffler import ANALYSES
+
+    if p is not None:
+        raise ValueError(
+            "p is for schedule='poisson'; schedule='random' takes window and participations"
+        )
+    if window is None:
+        raise ValueError(
+            "window (the rounds T of a window, an integer >= 1) is needed for schedule='random'"
+        )
+    analysis = validation.one_of("analysis", analysis, ANALYSES)
+    if eps0 is not None:
+        eps0 = validation.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
+    return random_schedule_round(
+        n, eps0, randomizer, analysis, window, participations, adjacency, loss_grid_step, variant
+    )
+
+
 def _check_bases(
     n: int,
     p: float,
@@ -202,7 +268,7 @@ def _check_bases(
     )
     if randomizer is not None and not isinstance(randomizer, Randomizer):
         return  # pld.shuffle names it
-    if randomizer is not None and analysis != "clones":
+    if randomizer is not None and analysis != "clones" and not randomizer.clones_alone:
         limit = randomizer.max_blanket_users
         if limit is not None and largest > limit:
             raise BudgetError(
@@ -219,8 +285,7 @@ def _check_bases(
     except BudgetError as refusal:
         raise BudgetError(
             f"{what}, beyond the work budget of pld.clones (about {refusal.estimate:.3g} grid "
-            f"points, budget {refusal.budget:.3g}); {knob}, or raise the budget with the "
-            "environment variable PLD_MAX_GRID_POINTS",
+            f"points, budget {refusal.budget:.3g}); {knob}, or {budget_advice(refusal.estimate)}",
             estimate=refusal.estimate,
             budget=refusal.budget,
         ) from None
@@ -256,8 +321,8 @@ def distributed_checkin(
 ) -> PLD:
     """One round of distributed check-in: checked-in clients' Gaussian-noised vectors are summed.
 
-    Liew et al. (2022), §4 (Thm 4) and Liew et al. (2022) (Thm 5): each client adds ``N(0, sigma^2
-    I)``; given the count k the sum is a k-of-n subsampled Gaussian mechanism with noise
+    Liew et al. (2022), §4, Thm 4 and suppl. Thm 5: each client adds ``N(0, sigma^2 I)``;
+    given the count k the sum is a k-of-n subsampled Gaussian mechanism with noise
     ``sigma sqrt(k)`` (module docstring). Certified whether or not the server
     learns k.
 

@@ -106,7 +106,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, from_bounds, from_pmfs, pair_from_hull, profile_hull
+from pld.distribution import (
+    PLD,
+    from_bounds,
+    from_symmetric_pair,
+    pair_from_hull,
+    profile_hull,
+)
 from pld.engine import choose_loss_grid_step
 from pld.numerics import binomial
 from pld.shuffling.checkin.exact import ExactCounts
@@ -579,10 +585,6 @@ def checkin_from_bases(
     lower_values = np.clip(lower_values, 0, 1)
     upper = pair_from_hull(grid, *profile_hull(grid, upper_values), "upper")
     lower = pair_from_hull(grid, *profile_hull(grid, lower_values), "lower")
-    upper_pld = from_pmfs(
-        *upper.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-    )
-    lower_pld = from_pmfs(
-        *lower.log_pmfs(), symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-    )
+    upper_pld = from_symmetric_pair(*upper.log_pmfs(), loss_grid_step=step)
+    lower_pld = from_symmetric_pair(*lower.log_pmfs(), loss_grid_step=step)
     return from_bounds(upper=upper_pld, lower=lower_pld)

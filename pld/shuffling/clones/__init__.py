@@ -1,4 +1,4 @@
-"""Shuffled eps0-LDP randomizers: the clones dominating pair of Feldman, McMillan and Talwar.
+"""Shuffled eps0-LDP randomizers: the clones dominating pair (Feldman, McMillan and Talwar 2023).
 
 Names are imported lazily.
 """

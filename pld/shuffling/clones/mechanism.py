@@ -76,14 +76,21 @@ composition). The kept points are never all materialised: a numba kernel (or,
 for few rows, a vectorised numpy pass) walks each row, where the loss is monotone
 in a, and adds the P- and Q-mass of the points whose loss lies in each grid cell
 [k h, (k+1) h) into one merged atom per cell (docs/architecture.md, "Merged
-atoms"). Memory is O(row width + ε0/h) (numpy pass: O(rows x row width)). The
+atoms"). Memory is O(row width + ε0/h) (numpy pass: O(rows x row width)). Where a
+cell holds many points of a row (large n: 140 at n = 10^9, ε0 = 1), the cells'
+binomial sums are instead carried from row to row by Pascal's rule
+(:mod:`pld.shuffling.clones.recurrence`, docs/large-populations.md §1): O(rows x
+cells) work, an error bound carried with the sums, independent of n; the same
+recurrence gives the grid-free δ(ε) of :func:`clones_delta_bounds`. The
 default grid follows the engine's rule for the loss's standard deviation
 (:func:`pld.engine.choose_loss_grid_step`), measured on a probe pass.
 
-Binomial probabilities for large n come from Boost's pmf/cdf/sf (those of
-``scipy.stats.binom``, called through :mod:`pld.numerics.binomial`), which agree with 30-digit
-values to ~1e-12 relative at n = 5e6;
-``scipy.special.bdtr`` (Cephes) and ``binom.logpmf`` were off by ~5e-9 there.
+Binomial probabilities: Boost's pmf/cdf/sf (those of ``scipy.stats.binom``, called
+through :mod:`pld.numerics.binomial`) for the windows and the walk, which agree with
+30-digit values to ~1e-12 relative at n = 5e6 (2e-11 at 5.4e8);
+``scipy.special.bdtr`` (Cephes) and ``binom.logpmf`` were off by ~5e-9 there. The
+recurrence and the grid-free δ use Loader's pmf (:mod:`pld.numerics.binomial_pmf`),
+whose error does not grow with n.
 """
 
 from __future__ import annotations
@@ -93,11 +100,9 @@ import math
 import numpy as np
 
 from pld import validation
-from pld.distribution import PLD, from_pmfs, refinable
+from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import check_grid_points
-from pld.numerics import binomial
 from pld.shuffling.clones.cells import (
-    MERGED_MASS_RELATIVE_ERROR,
     ClonesCells,
     _cells,
     _check_work,
@@ -107,14 +112,13 @@ from pld.shuffling.clones.pair import (
     MAX_EPS0,
     VARIANTS,
     _clone_cdf,
-    _clone_pmf,
     _clone_quantiles,
     _clone_sf,
     _ClonesPair,
-    _half_cdf,
     _lattice_log_pmfs,
     _lattice_mass_error,
     _pair,
+    _row_weights,
 )
 
 __all__ = [
@@ -134,15 +138,12 @@ __all__ = [
 #: :func:`clones_delta_bounds` (it widens the bracket by twice this).
 _HOCKEY_STICK_TAIL = 1e-18
 
-#: Relative accuracy of Boost's binomial pmf/cdf/sf as used here (measured
-#: ~1e-12 against 30-digit sums at n = 5e6), with a 100x margin.
-_BINOMIAL_RELATIVE_ERROR = 1e-10
 
 TRUNCATIONS = ("quantile", "hoeffding", "exact")
 
 #: A row of the grid-free hockey stick costs about this many grid points of
-#: work per eps (a few scipy binomial evaluations).
-HOCKEY_STICK_ROW_COST = 8
+#: work per eps (one recurrence step, about 10 ns).
+HOCKEY_STICK_ROW_COST = 1
 
 
 def clones_pmfs(
@@ -276,8 +277,8 @@ def clones(
         The named pair (default "standard", above); not together with ``p``.
     truncation : {"quantile", "hoeffding", "exact"}
         "quantile" (default, fastest): keep the points inside exact binomial
-        tail quantiles of C and A | C. "hoeffding": Hoeffding windows (Koskela et al. (2023)
-        Lemma 11). "exact": every lattice point, no truncation; O(n²) atoms,
+        tail quantiles of C and A | C. "hoeffding": Hoeffding windows (Koskela et al.
+        2023, Lemma 11). "exact": every lattice point, no truncation; O(n²) atoms,
         n <= ``EXACT_MAX_N``.
     tail_mass : float
         Bound τ on the P-mass the truncation leaves out, in (0, 1e-3]; the exact
@@ -302,26 +303,22 @@ def clones(
                 "use truncation='quantile'"
             )
         log_p, log_q = _lattice_log_pmfs(pair)
-        return from_pmfs(
+        return from_symmetric_pair(
             log_p,
             log_q,
-            symmetric=True,
-            _symmetric_by_construction=True,
             loss_grid_step=loss_grid_step,
             max_loss=pair.eps0,
             mass_relative_error=_lattice_mass_error(pair),
         )
     merged = _cells(pair, truncation, tail_mass, loss_grid_step)
-    return from_pmfs(
+    return from_symmetric_pair(
         merged.log_p,
         merged.log_q,
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=merged.step,
         truncated_mass_p=merged.truncated_mass,
         truncated_mass_q=merged.truncated_mass,
         max_loss=pair.eps0,
-        mass_relative_error=MERGED_MASS_RELATIVE_ERROR,
+        mass_relative_error=merged.mass_error,
     )
 
 
@@ -329,7 +326,14 @@ def clones(
 
 
 def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bracket on H_{e^eps}(P || Q) by exact row sums (the method of Feldman et al. 2021)."""
+    """Bracket on H_{e^eps}(P || Q) by exact row sums (the method of Feldman et al. 2021).
+
+    The rows' binomial tails are carried from row to row
+    (:func:`pld.shuffling.clones.recurrence.hockey_stick_rows`, with its error bound);
+    the row weights come from Loader's pmf (:mod:`pld.numerics.binomial_pmf`).
+    """
+    from pld.shuffling.clones.recurrence import hockey_stick_rows
+
     c_lo, c_hi = _clone_quantiles(pair, _HOCKEY_STICK_TAIL)
     check_grid_points(
         (c_hi - c_lo + 2.0) * HOCKEY_STICK_ROW_COST * max(eps.size, 1),
@@ -338,32 +342,21 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
         "use a smaller n or fewer eps values",
     )
     totals = np.arange(max(c_lo, 1), c_hi + 2, dtype=np.int64)
-    row_weight = pair.weight_a * _clone_pmf(pair, totals - 1)
-    # Mass of the rows left out (row T = C + 1).
-    outside = _clone_cdf(pair, c_lo - 2) + _clone_sf(pair, c_hi)
-    from pld.shuffling.clones.kernels import _row_thresholds
-
+    row_weight, weight_error = _row_weights(pair, totals)
+    # Mass of the rows left out (row T = C + 1); Boost's tails of C, with margin.
+    outside = (_clone_cdf(pair, c_lo - 2) + _clone_sf(pair, c_hi)) * (1.0 + 1e-9)
     lower = np.empty(eps.size)
     upper = np.empty(eps.size)
     for index, value in enumerate(eps):
-        start = _row_thresholds(value, totals, pair.r, pair.one_minus_r)
-        # Row sums over a >= k = start of β(a) and of β(a - 1) are P(X >= k) and
-        # P(X >= k) + β(k - 1), X ~ Bin(t - 1, 1/2). Then, per row and without the
-        # cancellation of P - e^ε Q when P ≈ Q (small ε0),
-        #   P - e^ε Q = w [(1 - e^ε)(1 + r) P(X >= k) + (1 - e^(ε-ε0)) β(k-1)].
-        # P(X >= k) = 1 - P(X <= k - 1) = P(X <= t - 1 - k): the second form above the median.
-        upper_side = start > (totals - 1) // 2
-        tail = np.empty(totals.size)
-        up, down = totals[upper_side], totals[~upper_side]
-        tail[upper_side] = _half_cdf(up - 1 - start[upper_side], up - 1)
-        tail[~upper_side] = 1.0 - _half_cdf(start[~upper_side] - 1, down - 1)
-        edge = np.where(
-            (start >= 1) & (start <= totals), binomial.pmf(start - 1, totals - 1, 0.5), 0.0
+        total, slack = hockey_stick_rows(
+            float(value),
+            int(totals[0]),
+            row_weight,
+            weight_error,
+            pair.r,
+            pair.one_minus_r,
+            pair.eps0,
         )
-        tail_term = row_weight * -math.expm1(value) * (1.0 + pair.r) * tail
-        edge_term = row_weight * -math.expm1(value - pair.eps0) * edge
-        total = float(np.sum(tail_term) + np.sum(edge_term))
-        slack = _BINOMIAL_RELATIVE_ERROR * float(np.sum(np.abs(tail_term) + np.abs(edge_term)))
         lower[index] = max(0.0, total - slack)
         upper[index] = min(1.0, total + slack + outside)
     return lower, upper
@@ -383,8 +376,8 @@ def clones_delta_bounds(
     loss increases with a, so the points with loss above ε form a range
     a >= a_ε(t) whose P- and Q-mass are binomial tails (module docstring). Rows
     whose C-probability is below 1e-18 per tail are left out and their mass is
-    added to the upper value; a relative 1e-10 of the summed terms covers the
-    round-off of Boost's binomial tails and pmf.
+    added to the upper value. The rows' binomial tails are carried from row to row
+    with an error bound that does not grow with n (docs/large-populations.md §1).
     An independent check of :func:`clones` (no grid, no FFT), for one round only.
 
     Parameters

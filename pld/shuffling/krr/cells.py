@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from pld.distribution import PLD, from_pmfs
+from pld.distribution import PLD, from_symmetric_pair
 from pld.engine import (
     DEFAULT_LOSS_GRID_STEP,
     SNAP_RELATIVE,
@@ -339,11 +339,9 @@ def _pld_from_cells(cells: _Cells, step: float, max_loss: float | None) -> PLD:
     q = np.concatenate((cells.q[used], [0.0, cells.q_infinite]))
     with np.errstate(divide="ignore"):
         log_p, log_q = np.log(p), np.log(q)
-    return from_pmfs(
+    return from_symmetric_pair(
         log_p,
         log_q,
-        symmetric=True,
-        _symmetric_by_construction=True,
         loss_grid_step=step,
         truncated_mass_p=cells.dropped,
         truncated_mass_q=cells.dropped,

@@ -3,7 +3,7 @@
 Each of n users holds x_i in [k] and reports it truthfully with probability 1 - gamma
 (blanket bit beta_i = 0) or a uniform value of [k] with probability gamma
 (beta_i = 1); a shuffler releases the reports in random order, i.e. their histogram
-(Balle, Bell, Gascón and Nissim 2019; Koskela et al. (2023), §4). The neighbouring datasets differ
+(Balle et al. 2019; Koskela et al. 2023, §4). The neighbouring datasets differ
 in the last user, x_n = 1 under X and x_n = 2 under X'. The adversary knows
 x_1..x_{n-1} and
 
@@ -26,7 +26,7 @@ the view is a disjoint union ("component") of pairs F(s, c) with common weights:
   views coincide (loss 0). Otherwise its report is 1 (X) or 2 (X'), the random
   reports of the others falling in {1, 2} number S ~ Bin(n - 1, 2 gamma / k), split
   evenly between 1 and 2 given S, so the component is F(S + 1, 0): P = 1 + Bin(S, 1/2),
-  Q = Bin(S, 1/2) and the loss is log(N1 / N2) (Balle et al. 2019, Thm 3.1; Koskela et al. (2023),
+  Q = Bin(S, 1/2) and the loss is log(N1 / N2) (Balle et al. 2019, Thm 3.1; Koskela et al. 2023,
   eq. 4.2). N1 and N2 come from one multinomial draw: eq. 4.3 / C.7, which makes them
   independent, is not the law of the view (read that way, P(N1/N2 >= e^eps) falls
   below the tight delta, see :func:`krr_tail_delta`).
@@ -42,8 +42,8 @@ the view is a disjoint union ("component") of pairs F(s, c) with common weights:
   with weight Bin(n - 1, gamma)(b) [(1 - gamma) Bin(b, 2/k)(s - 1) + gamma Bin(m, 2/k)(s)].
   Its privacy loss is bounded by eps0 = log(((1 - gamma) k + gamma) / gamma).
 
-Koskela et al. (2023) (Thm 13, 16) writes delta(eps) = P(sum_i Z_i >= eps), a tail probability of
-the loss. That is an upper bound on the tight hockey-stick value; :func:`krr` returns
+Koskela et al. (2023), Thms 13 and 16, write delta(eps) = P(sum_i Z_i >= eps), a tail
+probability of the loss. That is an upper bound on the tight hockey-stick value; :func:`krr` returns
 the PLD whose delta is the hockey stick, and :func:`krr_tail_delta` the tail form,
 for comparison only.
 
@@ -77,8 +77,8 @@ import numpy as np
 from scipy.special import gammaln, xlogy
 
 from pld import validation
-from pld.distribution import PLD, from_bounds, from_pmfs, refinable
-from pld.engine import DEFAULT_LOSS_GRID_STEP, SNAP_RELATIVE
+from pld.distribution import PLD, from_bounds, from_pmfs, from_symmetric_pair, refinable
+from pld.engine import DEFAULT_LOSS_GRID_STEP, SNAP_RELATIVE, BudgetError
 from pld.numerics import UNIT_ROUNDOFF
 from pld.numerics import binomial as binom
 from pld.shuffling.krr.cells import (
@@ -212,9 +212,11 @@ def krr_view_pmfs(
     else:
         count = sum((m + 1) * (m + 2) // 2 for m in range(1, n + 1))
     if count > MAX_EXACT_OUTCOMES:
-        raise ValueError(
+        raise BudgetError(
             f"n = {n} gives {count} outcomes, more than the exact limit {MAX_EXACT_OUTCOMES}; "
-            "use pld.krr, which truncates and merges them"
+            "use pld.krr, which truncates and merges them",
+            estimate=count,
+            budget=MAX_EXACT_OUTCOMES,
         )
     if adversary == "strong":
         size = np.repeat(np.arange(1, n + 1), np.arange(2, n + 2))
@@ -303,9 +305,7 @@ def krr(
     loss_grid_step = validation.optional_loss_grid_step(loss_grid_step)
     if gamma == 1.0:
         step = DEFAULT_LOSS_GRID_STEP if loss_grid_step is None else loss_grid_step
-        return from_pmfs(
-            [0.0], [0.0], symmetric=True, _symmetric_by_construction=True, loss_grid_step=step
-        )
+        return from_symmetric_pair([0.0], [0.0], loss_grid_step=step)
     max_loss = ldp_epsilon(k, gamma) if adversary == "weak" else None
     upper, lower = _components(n, k, gamma, adversary, tail_mass, max_atoms)
     cells, step = _merge_on_default_grid(upper, loss_grid_step, tail_mass)
@@ -343,8 +343,9 @@ def _independent_cells(pmf, first_count, step, snap, first_cell, n_cells):  # pr
 
 
 def _independent_loss_cells(n: int, k: int, gamma: float, step: float, tail_mass: float) -> _Cells:
-    """Koskela et al. (2023), eq. 4.3 read literally: N1 = 1 + M1, N2 = M2, M1, M2 iid Bin(n - 1,
-    gamma/k).
+    """Koskela et al. (2023), eq. 4.3 read literally (see the body).
+
+    N1 = 1 + M1, N2 = M2, M1, M2 iid Bin(n - 1, gamma/k).
 
     Only the P-masses (``p``, ``p_infinite``) are meaningful.
     """
@@ -430,9 +431,10 @@ def krr_tail_delta(
     else:
         exact, blocked = _components(n, k, gamma, adversary, tail_mass, MAX_TAIL_ATOMS)
         if blocked is not None:
-            raise ValueError(
+            raise BudgetError(
                 f"n = {n} is too large for the exact tail comparison "
-                f"(more than {MAX_TAIL_ATOMS} atoms)"
+                f"(more than {MAX_TAIL_ATOMS} atoms)",
+                budget=MAX_TAIL_ATOMS,
             )
         cells, step = _merge_on_default_grid(exact, loss_grid_step, tail_mass)
     # P-law of the loss rounded up to the grid: cell j goes to (j + 1) h. As a pair
