@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 def _sampled_users(n: object, m: object) -> tuple[int, int]:
     """Validated population size ``n`` and users sampled per round ``m`` in [1, n]."""
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     m = validation.integer_at_least("m", m, 1)
     if m > n:
         raise ValueError(f"m must be an integer in [1, n] (got m={m}, n={n})")

@@ -96,7 +96,7 @@ def profile_bounds(
     randomizer : Randomizer
         A finite randomizer (:mod:`pld.randomizers.finite`) or a continuous one.
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     eps : ndarray
         Values of eps >= 0, nats.
     lower_side : bool
@@ -108,7 +108,7 @@ def profile_bounds(
     lower, upper : ndarray
     """
     randomizer = check_randomizer(randomizer)
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     eps = validation.real_array("eps", eps)
     if np.any(eps < 0):
         raise ValueError("eps must be >= 0 (nats)")
@@ -162,7 +162,7 @@ def shuffle(
     randomizer : Randomizer
         The local randomizer (``pld.randomizers.krr``, ``matrix``, ...).
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     analysis : {"best", "blanket", "clones"}
         ``"blanket"``: the blanket profile (module docstring); ``"clones"``: the
         clones pair of ``pld.clones`` for an eps0-LDP randomizer; ``"best"``
@@ -190,7 +190,7 @@ def shuffle(
         neighbouring datasets.
     """
     randomizer = check_randomizer(randomizer)
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     analysis = validation.one_of("analysis", analysis, ANALYSES)
     num_points = validation.integer_at_least("num_points", num_points, 8)
     if loss_grid_step is not None:

@@ -302,7 +302,7 @@ def _exact_counts(
     matrix = randomizer.exact_matrix()
     if matrix is None:
         return None
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     limit = exact_count_limit(matrix, adjacency, n, requested)
     return ExactCounts(matrix, limit, randomizer.eps0) if limit > 0 else None
 
