@@ -522,7 +522,8 @@ def test_cli_refusals_are_one_line(capsys):
         "epsilon --mechanism clones --n 3e7 --eps0 1 --delta 1e-6 --loss-grid-step 1e-9",
         "delta --mechanism gaussian --sigma 1e-4 --eps 1",
         "epsilon --mechanism checkin --n 1e9 --p 0.5 --eps0 1 --delta 1e-6",
-        "epsilon --mechanism shuffle --randomizer krr --k 4 --eps0 1 --n 1e8 --delta 1e-6",
+        "epsilon --mechanism shuffle --randomizer krr --k 4 --eps0 1 --n 1e8 --analysis clones "
+        "--delta 1e-6",
         "delta --mechanism rr --eps0 1 --rounds 1e9 --eps 1",
         "calibrate --mechanism clones --eps0 1 --target-eps 1 --target-delta 1e-6 --param n "
         "--bounds 1e8 1e9",
