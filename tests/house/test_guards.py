@@ -522,7 +522,8 @@ def test_cli_refusals_are_one_line(capsys):
         "epsilon --mechanism clones --n 3e7 --eps0 1 --delta 1e-6 --loss-grid-step 1e-9",
         "delta --mechanism gaussian --sigma 1e-4 --eps 1",
         "epsilon --mechanism checkin --n 1e9 --p 0.5 --eps0 1 --delta 1e-6",
-        "epsilon --mechanism shuffle --randomizer krr --k 4 --eps0 1 --n 1e8 --delta 1e-6",
+        "epsilon --mechanism shuffle --randomizer krr --k 4 --eps0 1 --n 1e8 --analysis clones "
+        "--delta 1e-6",
         "delta --mechanism rr --eps0 1 --rounds 1e9 --eps 1",
         "calibrate --mechanism clones --eps0 1 --target-eps 1 --target-delta 1e-6 --param n "
         "--bounds 1e8 1e9",
@@ -610,10 +611,10 @@ def test_arrays_where_a_word_is_expected_name_the_parameter(call, name):
 
 
 def test_shuffle_refuses_only_work_beyond_the_budget_up_front() -> None:
-    # The blanket's cost is flat in n and its error bounds do not grow with n; k-RR's
-    # default analysis is its own clones pair, refused by pld.clones' work estimate
+    # The blanket's cost is flat in n and its error bounds do not grow with n; binary RR's
+    # default analysis is its clones pair alone, refused by pld.clones' work estimate
     # (at once, naming the knobs) where its rows are too many.
-    randomizer = pld.randomizers.krr(k=4, gamma=0.25)
+    randomizer = pld.randomizers.krr(k=2, gamma=0.25)
     start = time.perf_counter()
     with pytest.raises(ValueError, match=r"^clones\(n=1000000000000.*budget.*use n=\d+ or less"):
         pld.shuffle(randomizer, 10**12)
