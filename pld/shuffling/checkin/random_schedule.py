@@ -45,11 +45,10 @@ from pld.randomizers import FiniteRandomizer, Randomizer
 MAX_PRODUCT_OUTPUTS = 4096
 
 
-def product_randomizer(randomizer: FiniteRandomizer, participations: int) -> FiniteRandomizer:
-    """The randomizer that applies ``randomizer`` ``participations`` times independently."""
+def product_randomizer(probs: np.ndarray, participations: int) -> FiniteRandomizer:
+    """The randomizer that applies the matrix ``probs`` ``participations`` times independently."""
     from pld.randomizers import matrix
 
-    probs = randomizer.matrix
     product = probs
     for _ in range(participations - 1):
         product = np.einsum("xi,xj->xij", product, probs).reshape(probs.shape[0], -1)
@@ -95,11 +94,9 @@ def random_schedule_round(
 
     if participations == 1:
         return shuffle(randomizer, n, analysis, loss_grid_step=loss_grid_step)
-    if (
-        isinstance(randomizer, FiniteRandomizer)
-        and randomizer.num_outputs**participations <= MAX_PRODUCT_OUTPUTS
-    ):
-        product = product_randomizer(randomizer, participations)
+    probs = randomizer.exact_matrix()
+    if probs is not None and probs.shape[1] ** participations <= MAX_PRODUCT_OUTPUTS:
+        product = product_randomizer(probs, participations)
         return shuffle(product, n, analysis, loss_grid_step=loss_grid_step)
     local = participations * randomizer.eps0
     if not local <= MAX_EPS0:
