@@ -14,7 +14,6 @@ _EXPORTS = {
     "LaplaceRandomizer": "pld.randomizers.continuous",
     "FiniteRandomizer": "pld.randomizers.finite",
     "matrix": "pld.randomizers.finite",
-    "merge_classes": "pld.randomizers.finite",
     "krr": "pld.randomizers.presets",
     "local_hashing": "pld.randomizers.presets",
     "hadamard": "pld.randomizers.presets",

@@ -1,7 +1,7 @@
 """A multi-message protocol with blanket messages: binary summation with coin messages.
 
-Balcer and Cheu (2020, the binary-sum protocol with a coin of probability p; Balcer et
-al. 2021 use the uniform coin): every user sends two messages, its bit ``x_i`` and a
+Balcer and Cheu (2020, the binary-sum protocol with a coin of probability p; p = 1/2
+is the uniform coin): every user sends two messages, its bit ``x_i`` and a
 coin ``c_i ~ Bernoulli(p)`` independent of it. The shuffler releases the multiset of the
 2n bits, i.e. the number of ones ``sum_i x_i + sum_i c_i``. Neighbouring datasets differ
 in one user's bit; an adversary who knows every other bit sees exactly
@@ -109,7 +109,7 @@ def binary_sum_coins(p: float = 0.5) -> CoinMessages:
     Parameters
     ----------
     p : float
-        Probability that a coin message is 1, in (0, 1); default 1/2 (Balcer et al. 2021).
+        Probability that a coin message is 1, in (0, 1); default 1/2 (the uniform coin).
     """
     p = validation.in_interval("p", p, 0.0, 1.0, low_open=True, high_open=True)
     return CoinMessages(p)

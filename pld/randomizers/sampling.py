@@ -26,8 +26,9 @@ import numpy as np
 
 from pld import validation
 from pld.engine import BudgetError
-from pld.randomizers.finite import Classes, FiniteRandomizer, Groups, merge_classes
+from pld.randomizers.finite import Classes, FiniteRandomizer, Groups
 from pld.randomizers.presets import MAX_MATRIX_ENTRIES, _Preset
+from pld.shuffling.blanket import merge_classes
 
 
 def _row_classes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,12 @@ be in any group; per target group the bound is the smaller of
   :class:`pld.shuffling.blanket.GroupBlanket`), from the groups' matrices, and
 * the clones pair with per-user clone probabilities (Theorem 4;
   :func:`pld.shuffling.clones.clones_profile`),
-  ``p_h = min_{x, y, x0 != x1} R_h(x)(y) / (R_g(x0)(y) + R_g(x1)(y))`` computed exactly
-  from the matrices, with the target's ``eps_t`` its randomizer's eps0;
+  ``p_h = min_{x, y, x0 != x1} R_h(x)(y) / (R_g(x0)(y) + R_g(x1)(y))`` from the
+  matrices for users of another group, and for the target's own group the clone
+  probability proven for its randomizer (:attr:`Randomizer.clone_probability`;
+  docs/clones-validity.md, Theorem A: the stronger pair's ``1/(e^eps0 + 1)`` only
+  for randomizers in its class, never k-RR's withdrawn ``gamma / k``), with the
+  target's ``eps_t`` its randomizer's eps0;
 
 and the population's bound is the largest over target groups (:func:`worst_group` says
 which). Both are valid for every choice of the other users' inputs, with nothing taken
@@ -117,27 +121,34 @@ def _matrix(randomizer: Randomizer) -> np.ndarray | None:
     return None
 
 
+#: Relative margin by which a clone probability computed in floats from two matrices
+#: is lowered (the float ratio may exceed the exact one by a few ulp).
+CLONE_RATIO_MARGIN = 1e-12
+
+
 def clone_ratio(other: Randomizer, target: Randomizer) -> float | None:
     """A clone probability of a user of ``other`` for a target running ``target`` (Theorem 4).
 
-    ``min_{x, y, x0 != x1} R_other(x)(y) / (R_target(x0)(y) + R_target(x1)(y))``
-    from the matrices; for the same randomizer without a matrix, ``e^-eps0 / 2``
-    (every eps0-LDP randomizer, Feldman et al. 2021); else None (no clone bound).
+    The same randomizer: the one proven for it, :attr:`Randomizer.clone_probability`
+    (docs/clones-validity.md, Theorem A: the stronger pair only for randomizers in its
+    class). Two randomizers with matrices:
+    ``min_{x, y, x0 != x1} R_other(x)(y) / (R_target(x0)(y) + R_target(x1)(y))``, lowered
+    by ``CLONE_RATIO_MARGIN`` for its float error; else None (no clone bound).
     """
+    if other is target:
+        return target.clone_probability
     theirs, ours = _matrix(other), _matrix(target)
-    if theirs is not None and ours is not None:
-        low = theirs.min(axis=0)
-        best = math.inf
-        for x0 in range(ours.shape[0]):
-            sums = ours[x0] + ours[x0 + 1 :]
-            positive = sums > 0
-            if np.any(positive):
-                ratios = np.where(positive, low[None, :] / np.where(positive, sums, 1.0), np.inf)
-                best = min(best, float(np.min(ratios)))
-        return min(best, 0.5)
-    if other is target and 0.0 < target.eps0 <= MAX_EPS0:
-        return math.exp(-target.eps0) / 2.0
-    return None
+    if theirs is None or ours is None:
+        return None
+    low = theirs.min(axis=0)
+    best = math.inf
+    for x0 in range(ours.shape[0]):
+        sums = ours[x0] + ours[x0 + 1 :]
+        positive = sums > 0
+        if np.any(positive):
+            ratios = np.where(positive, low[None, :] / np.where(positive, sums, 1.0), np.inf)
+            best = min(best, float(np.min(ratios)))
+    return min(best, 0.5) * (1.0 - CLONE_RATIO_MARGIN)
 
 
 class _Analyses:
@@ -282,7 +293,7 @@ def shuffle_messages(
     """
     from pld.shuffling.clones import CloneCount, clones_profile
 
-    ratio = clone_ratio(randomizer, randomizer) if 0.0 < randomizer.eps0 <= MAX_EPS0 else None
+    ratio = randomizer.clone_probability
     if analysis == "blanket" or ratio is None or n == 1:
         return composed
     count = CloneCount([((n - 1) * messages, 2.0 * ratio)])

@@ -32,15 +32,19 @@ connect-the-dots excess of the grid (about twice the latter on the lower side).
 The continuous randomizers' "best" profile (a minimum whose parts are not
 exposed) keeps the lower values on the grid.
 
-Best of all analyses. For an eps0-LDP randomizer the clones pair of
-``pld.clones`` (Koskela et al. 2023, eq 3.1) is valid too; ``analysis="best"`` takes the
-pointwise minimum of both one-round profiles (upper values) and its greatest
-convex minorant in ``alpha = e^eps`` (:func:`pld.distribution.profile.profile_hull`),
-which is still above the true profile and is what connect-the-dots needs. (k-RR has
-no clone probability of its own: the pair with ``gamma / k`` and a non-clone third
-component for the target is below the exact worst case for k >= 3,
-docs/shuffle-groups.md §4.2; k-RR meets the condition of the pair with
-``p = 1/(e^eps0 + 1)``, Theorem 4 there.)
+Best of all analyses. For an eps0-LDP randomizer a clones pair is valid too:
+``pld.clones(n, eps0, p)`` at the randomizer's own clone probability
+(:attr:`pld.randomizers.Randomizer.clone_probability`: the stronger pair of Feldman,
+McMillan and Talwar (2023) for k-RR, binary randomised response and any randomizer in
+its class, :attr:`~pld.randomizers.Randomizer.admits_stronger_clones`; the standard pair
+of Feldman, McMillan and Talwar (2021) for local hashing, Hadamard response, unary
+encoding and the Laplace randomizer; in between for other matrices;
+docs/clones-validity.md, Theorem A). ``analysis="best"`` takes the pointwise minimum of
+both one-round profiles (upper values) and its greatest convex minorant in
+``alpha = e^eps`` (:func:`pld.distribution.profile.profile_hull`), which is still above
+the true profile and is what connect-the-dots needs. Binary randomised response
+(:attr:`~pld.randomizers.Randomizer.clones_alone`) gets its clones PLD itself: it is
+below the blanket profile there and needs no profile grid.
 
 Populations of groups and several messages per user: :mod:`pld.shuffling.population`.
 
@@ -107,7 +111,7 @@ def shuffle(
     """One round of n users running ``randomizer`` and a shuffler: a certified, composable PLD.
 
     The recipe: a PLD the randomizer knows directly (:meth:`Randomizer.shuffled_pld`:
-    the clones pair, the local mechanism where no blanket helps),
+    the clones pair proven for it, the local mechanism where no blanket helps),
     else the one-round profile of the analysis (:meth:`Randomizer.shuffle_profiles`) on
     an eps grid that follows the loss grid, turned into a dominating pair by
     connect-the-dots and bracketed from below (module docstring).
@@ -134,8 +138,8 @@ def shuffle(
         of the blanket profile and the local Gaussian mechanism's own profile
         (post-processing), which is returned as is (``pld.gaussian``) when the
         blanket bound cannot be evaluated (tiny blanket mass, or beyond its grid
-        limits); the randomizer's own clones pair when it has a
-        ``clone_probability`` (module docstring).
+        limits). The clones pair is the one proven for the randomizer, at its
+        ``clone_probability`` (module docstring; docs/clones-validity.md).
     loss_grid_step : float, optional
         Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
         one-round loss's spread.

@@ -25,6 +25,7 @@ _EXPORTS = {
     "chernoff_upper": "pld.shuffling.blanket.finite",
     "finite_profile_bounds": "pld.shuffling.blanket.finite",
     "finite_quick_upper": "pld.shuffling.blanket.finite",
+    "merge_classes": "pld.shuffling.blanket.finite",
     "continuous_profile_bounds": "pld.shuffling.blanket.continuous",
     "best_profile_bounds": "pld.shuffling.blanket.continuous",
     "best_profile_components": "pld.shuffling.blanket.continuous",

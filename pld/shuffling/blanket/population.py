@@ -29,13 +29,13 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from pld.randomizers import merge_classes
 from pld.shuffling.blanket.finite import (
     ATOM_MASS_ERROR,
     NEGLIGIBLE,
     POSITION_ERROR,
     compositions,
     count_compositions,
+    merge_classes,
     outside_delta,
 )
 from pld.shuffling.blanket.smooth import (

@@ -21,6 +21,7 @@ _EXPORTS = {
     "CloneCount": "pld.shuffling.clones.counts",
     "clones_profile": "pld.shuffling.clones.counts",
     "clones_population": "pld.shuffling.clones.counts",
+    "VARIANTS": "pld.shuffling.clones.mechanism",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -8,9 +8,10 @@ under P (``1 - q`` under Q):
 
     P = (A + K, C - A + m - K),   Q = (A + m - K', C - A + K'),   K, K' ~ Bin(m, q).
 
-With one group and m = 1 this is the pair of Feldman, McMillan and Talwar (2021,
-Thm 3.2) for ``rho = e^-eps0`` and the "stronger clone" pair (Feldman et al. 2023,
-eq 3.1; Koskela et al. 2023, eq 3.1-3.2 with the default p) for ``rho = 2/(e^eps0 + 1)``.
+With one group and m = 1 this is the standard pair of Feldman, McMillan and Talwar
+(2021, Thm 3.2) for ``rho = e^-eps0`` and the stronger pair (Feldman, McMillan and
+Talwar 2023, Thm 3.1; ``pld.clones(..., variant="stronger")``) for
+``rho = 2/(e^eps0 + 1)``, each valid where docs/clones-validity.md proves it.
 
 Row c (C = c) holds the points ``a + b = c + m``; there
 ``P_c(a) = sum_k Bin(k; m, q) beta_c(a - k)``, ``Q_c`` with ``1 - q``, ``beta_c`` the
@@ -33,6 +34,7 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD
 from pld.numerics import MAX_EPS0, binomial
+from pld.shuffling.clones.pair import VARIANTS
 
 #: Mass of each component binomial of C left out per tail (charged to the upper side).
 COUNT_TAIL = 1e-30
@@ -189,19 +191,32 @@ def clones_profile(
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
+def _clone_probability(eps0: float, variant: str) -> float:
+    """Per-side clone probability of a user under the named pair at local epsilon eps0."""
+    if variant == "stronger":
+        return 1.0 / (math.exp(eps0) + 1.0)
+    return math.exp(-eps0) / 2.0
+
+
 #: Most groups :func:`clones_population` accepts.
 MAX_GROUPS = 64
 
 
-def clones_population(groups: object, loss_grid_step: float | None = None) -> PLD:
+def clones_population(
+    groups: object, variant: str | None = None, loss_grid_step: float | None = None
+) -> PLD:
     """The clones pair of groups ``[(eps0, count), ...]`` of mutually LDP users (§4.3).
 
-    A target in group g: ``C ~ sum_h Bin(n_h - [h = g], e^-max(eps_h, eps_g))`` and
-    ``Delta ~ Bernoulli(e^eps_g / (e^eps_g + 1))`` (docs/shuffle-groups.md, Theorem 4
-    with ``p_i = e^-max(eps_i, eps_g) / 2``); the bound is the largest over g.
+    A target in group g: ``C ~ sum_h Bin(n_h - [h = g], 2 p_hg)`` and
+    ``Delta ~ Bernoulli(e^eps_g / (e^eps_g + 1))`` (docs/shuffle-groups.md, Theorem 4),
+    with ``p_hg = e^-max(eps_h, eps_g) / 2`` ("standard", the default: Feldman,
+    McMillan and Talwar (2021), Thm 3.2, per user) or ``1/(e^max(eps_h, eps_g) + 1)``
+    ("stronger": only for populations in the class of docs/clones-validity.md,
+    Theorem A, across groups); the bound is the largest over g.
     """
     from pld.shuffling.grid import profile_pld
 
+    variant = validation.one_of("variant", "standard" if variant is None else variant, VARIANTS)
     if not isinstance(groups, list | tuple) or len(groups) == 0:
         raise ValueError("groups must be a non-empty list of (eps0, count) pairs")
     if len(groups) > MAX_GROUPS:
@@ -218,7 +233,8 @@ def clones_population(groups: object, loss_grid_step: float | None = None) -> PL
     targets = []
     for g, eps_g in enumerate(levels):
         components = [
-            (counts[h] - (h == g), math.exp(-max(levels[h], eps_g))) for h in range(len(counts))
+            (counts[h] - (h == g), 2.0 * _clone_probability(max(levels[h], eps_g), variant))
+            for h in range(len(counts))
         ]
         targets.append((CloneCount(components), eps_g))
 
