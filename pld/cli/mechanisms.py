@@ -138,11 +138,13 @@ RANDOMIZER_OPTIONS = (
     Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
     Option("--domain", "domain", integer, "olh/hadamard/unary: inputs", required=False),
     Option("--buckets", "buckets", integer, "olh: hash buckets g", required=False),
-    Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
+    Option("--sigma", "sigma", float, "gaussian/vector-gaussian: noise std", required=False),
     Option("--scale", "scale", float, "laplace: noise scale", required=False),
     Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
     Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
     Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+    Option("--dim", "dim", integer, "vector-gaussian: dimension (>= 1)", required=False),
+    Option("--clip", "clip", float, "vector-gaussian: L2 norm bound (default 1)", required=False),
 )
 
 

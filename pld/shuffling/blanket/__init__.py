@@ -6,7 +6,10 @@
   ratio (:mod:`pld.shuffling.blanket.continuous_law`), one term on a lattice
   (:mod:`pld.shuffling.blanket.continuous_terms`), the tilted lattice sum
   (:mod:`pld.shuffling.blanket.continuous_sum`) and the profile
-  (:mod:`pld.shuffling.blanket.continuous`).
+  (:mod:`pld.shuffling.blanket.continuous`);
+* the Gaussian on a set of diameter Delta in any dimension (the clipped vector
+  Gaussian): the pairwise blanket with its shortfall charged
+  (:mod:`pld.shuffling.blanket.pairwise`, docs/vector-gaussian.md §2).
 
 The evaluators take the randomizer's blanket description (classes of a finite
 randomizer, the law of a continuous one), never a randomizer: the randomizer classes
@@ -33,6 +36,8 @@ _EXPORTS = {
     "gaussian_law": "pld.shuffling.blanket.continuous_law",
     "laplace_law": "pld.shuffling.blanket.continuous_law",
     "NoBlanketError": "pld.shuffling.blanket.continuous_law",
+    "pairwise_profile_bounds": "pld.shuffling.blanket.pairwise",
+    "clone_probabilities": "pld.shuffling.blanket.pairwise",
 }
 
 __all__ = sorted(_EXPORTS)
