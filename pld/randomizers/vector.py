@@ -127,10 +127,23 @@ class VectorGaussianRandomizer(Randomizer):
     def check_blanket(self, n: int) -> None:
         """Nothing to refuse: bound B needs no blanket of the ball and works for every n."""
 
+    def pairwise_available(self) -> bool:
+        """Whether bound B is evaluated: ``2 clip / sigma <= MAX_RATIO`` of
+        :mod:`pld.shuffling.blanket.pairwise` (beyond, the local mechanism is better)."""
+        from pld.shuffling.blanket import PAIRWISE_MAX_RATIO
+
+        return self.ratio <= PAIRWISE_MAX_RATIO
+
     def _pairwise(
         self, n: int, eps: np.ndarray, lower_side: bool
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         from pld.shuffling.blanket import clone_probabilities, pairwise_profile_bounds
+
+        if not self.pairwise_available():
+            raise ValueError(
+                f"bound B is evaluated for 2 clip / sigma <= 3 only (got {self.ratio:.3g}); "
+                "with less noise use analysis='best' (the local Gaussian mechanism)"
+            )
 
         return [
             pairwise_profile_bounds(self.ratio, n, eps, q, lower_side=lower_side)
@@ -181,6 +194,8 @@ class VectorGaussianRandomizer(Randomizer):
             # Bound B joins where it beats the interval's profiles at a probe point.
             probe = np.unique(np.linspace(0, eps.size - 1, CLONES_PROBE).round().astype(int))
             best = np.minimum.reduce([high for _, high in components])[probe]
+            if not self.pairwise_available():
+                return components, convex
             pairwise = self._pairwise(n, eps[probe], False)
             if not any(np.any(high < best) for _, high in pairwise):
                 return components, convex
@@ -193,9 +208,13 @@ class VectorGaussianRandomizer(Randomizer):
     def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:
         """Cheap upper values of the analysis' profile (bound B's upper values, and for
         ``"best"`` the interval's quick values at ``dim = 1`` and the local mechanism's)."""
-        upper = np.minimum.reduce([high for _, high in self._pairwise(n, eps, False)])
+        if analysis != "best" and self.dim == 1:
+            return self.interval().quick_blanket_upper(n, eps)
+        upper = np.ones(eps.size)
+        if self.pairwise_available() or analysis != "best":
+            upper = np.minimum.reduce([high for _, high in self._pairwise(n, eps, False)])
         if analysis != "best":
-            return upper if self.dim > 1 else self.interval().quick_blanket_upper(n, eps)
+            return upper
         if self._interval_usable(n):
             upper = np.minimum(upper, self.interval().quick_profile_upper(n, eps, "best"))
         from pld.shuffling.blanket import LOCAL_LOSS_STEP
@@ -219,6 +238,8 @@ class VectorGaussianRandomizer(Randomizer):
             return self.local_mechanism(loss_grid_step)
         if self._interval_usable(n):
             return None
+        if not self.pairwise_available():
+            return self.local_mechanism(loss_grid_step)
         from pld.shuffling.blanket import LOCAL_LOSS_STEP
 
         eps = _PROBE_EPS * self.ratio

@@ -125,13 +125,15 @@ def pairwise_divergence(n: int, s: float, eps: float, q: float) -> float:
 
 
 def blanket_mass(a: float, dim: int) -> float:
-    """``gamma_d = E[exp(-a chi_d - a^2/2)]`` by quadrature over the chi density."""
+    """``gamma_d = E[exp(-a chi_d - a^2/2)]`` by quadrature of the chi density on sqrt(d) +- 40."""
+    centre = math.sqrt(dim)
     value = integrate.quad(
-        lambda r: stats.chi.pdf(r, dim) * math.exp(-a * r - a * a / 2),
-        0,
-        np.inf,
+        lambda r: math.exp(stats.chi.logpdf(r, dim) - a * r - a * a / 2),
+        max(0.0, centre - 40.0),
+        centre + 40.0,
+        points=[centre],
         limit=200,
-        epsabs=1e-15,
+        epsabs=0.0,
         epsrel=1e-12,
     )[0]
     return value

@@ -38,6 +38,7 @@ _EXPORTS = {
     "NoBlanketError": "pld.shuffling.blanket.continuous_law",
     "pairwise_profile_bounds": "pld.shuffling.blanket.pairwise",
     "clone_probabilities": "pld.shuffling.blanket.pairwise",
+    "PAIRWISE_MAX_RATIO": "pld.shuffling.blanket.pairwise",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -45,9 +45,17 @@ from pld.shuffling.blanket.continuous_sum import (
 
 #: Lattice steps per standard deviation of ``Z`` at eps = 0.
 STEPS_PER_STD = 64
-#: Relative error bound of each cell's mass and first moment: normal interval masses
-#: in log space lose at most a few hundred ulps (tested against mpmath).
-MASS_ERROR = 1e-12
+#: Relative error bound of each cell's mass and first moment: normal interval masses in
+#: log space, ``exp(log_big) (1 - exp(log_small - log_big))``, err by about
+#: ``u |log_big| / |log_small - log_big|``: at most ~1e-12 for cells within ``Y_REACH``
+#: and at least 1/64 of a standard deviation of ``Z`` wide, for ``s <= PAIRWISE_MAX_RATIO``
+#: (tested against mpmath, margin 10).
+MASS_ERROR = 1e-11
+#: The cells cover ``|y| <= s/2 + Y_REACH``.
+Y_REACH = 14.0
+#: Largest ``s = Delta / sigma`` bound B is evaluated for (beyond, the local mechanism
+#: is better in every case we measured, and the mass error above is not checked).
+PAIRWISE_MAX_RATIO = 3.0
 #: Relative error charged on the shortfall term (its two normal tails nearly cancel
 #: for small s: about 1e2 ulps at s = 0.1, a few 1e3 at s = 0.01).
 CHARGE_ERROR = 1e-9
@@ -81,37 +89,53 @@ def default_grid_step(s: float) -> float:
     return z_deviation(s) / STEPS_PER_STD
 
 
-def _cells(s: float, alpha: float, step: float, n: int):
-    """Grid index, mass and first moment of every lattice cell of ``Z`` (closed forms).
+def _z_of(y: float, s: float, alpha: float) -> float:
+    return (1.0 - alpha) + (1.0 + alpha) * math.tanh(s * y / 2.0)
 
-    Values of ``Z`` below ``low = -2 n - 2`` are left out (the mass below is returned
-    too): one term there makes the sum negative (the others are below 2), with or
-    without raising it to ``low + step``, so raising it (upper side) or dropping it
-    (lower side) leaves ``E[(S)_+]`` unchanged.
+
+def _cells(s: float, alpha: float, step: float, n: int):
+    """Grid index, mass and first moment of every lattice cell of ``Z`` (closed forms),
+    and the masses left out below and above.
+
+    The cells cover ``|y| <= s/2 + Y_REACH`` (beyond, less than 1e-44 per side), so every
+    normal tail taken is above ``exp(-(s + Y_REACH)^2/2)`` and its log is accurate to
+    a few hundred ulps. Values of ``Z`` below ``-2 n - 2`` are left out too: one term
+    there makes the sum negative (the others are below 2), whether it is raised to the
+    lowest cell or dropped, so the caller raises it (upper side) or drops it (lower side).
     """
-    low, high = max(-2.0 * alpha, -2.0 * n - 2.0), 2.0
-    first, last = math.floor(low / step), math.ceil(high / step)
+    reach = s / 2.0 + Y_REACH
+    first = math.floor(max(_z_of(-reach, s, alpha), -2.0 * n - 2.0) / step)
+    last = math.ceil(_z_of(reach, s, alpha) / step)
     if last - first > MAX_CELLS:
         raise BudgetError(f"bound B needs {last - first} lattice cells (limit {MAX_CELLS})")
     index = np.arange(first, last)
-    edges = np.clip(np.arange(first, last + 1) * step, low, high)
-    u = np.clip((edges - (1.0 - alpha)) / (1.0 + alpha), -1.0, 1.0)
+    # Edges are grid points (or an end of Z's range, where y is infinite).
+    u = np.clip((np.arange(first, last + 1) * step - (1.0 - alpha)) / (1.0 + alpha), -1.0, 1.0)
     with np.errstate(divide="ignore"):
         y = (2.0 / s) * np.arctanh(u)
     plus = np.exp(log_normal_interval_mass(y[:-1] - s / 2, y[1:] - s / 2))
     minus = np.exp(log_normal_interval_mass(y[:-1] + s / 2, y[1:] + s / 2))
-    below = 0.0
-    if np.isfinite(y[0]):
-        below = 0.5 * float(np.exp(log_normal_interval_mass(-np.inf, y[0] - s / 2)))
-        below += 0.5 * float(np.exp(log_normal_interval_mass(-np.inf, y[0] + s / 2)))
+    outside = []
+    for low, high in ((-np.inf, y[0]), (y[-1], np.inf)):
+        bounds = (np.array([low - s / 2, low + s / 2]), np.array([high - s / 2, high + s / 2]))
+        outside.append(0.5 * float(np.sum(np.exp(log_normal_interval_mass(*bounds)))))
     mass = 0.5 * (plus + minus)
     keep = mass > 0
-    return index[keep], mass[keep], (plus - alpha * minus)[keep], below
+    return index[keep], mass[keep], (plus - alpha * minus)[keep], outside[0], outside[1]
 
 
 def ideal_term(n: int, s: float, alpha: float, q: float, step: float, side: str) -> float:
-    """One side (``"upper"`` or ``"lower"``) of ``D_n(eps; q)`` with lattice step ``step``."""
-    index, mass, moment, below = _cells(s, alpha, step, n)
+    """One side (``"upper"`` or ``"lower"``) of ``D_n(eps; q)``.
+
+    The lattice step is ``step (1 + alpha) / 2`` (``Z`` spreads like ``1 + alpha``, so
+    every cell spans about the same width in ``y``). The mass above the cells is put at
+    the top edge and its excess charged: ``(a + b)_+ <= a_+ + b`` for ``b >= 0`` gives
+    ``D_n <= D_n' + above (2 - z_top)``. Lower side: the masses outside are dropped.
+    """
+    step = step * (1.0 + alpha) / 2.0
+    index, mass, moment, below, above = _cells(s, alpha, step, n)
+    if index.size == 0:  # every term is below -2n - 2 when present: the sum is never > 0
+        return 0.0
     tiny = mass < _TINY
     safe = np.where(tiny, 1.0, mass)
     # Barycentres in grid units, clipped into their cell (float error only, charged
@@ -122,7 +146,10 @@ def ideal_term(n: int, s: float, alpha: float, q: float, step: float, side: str)
         size = int(max(index.max() + 2, 1)) - first
         masses = spread_to_grid(index, centre - index, mass, first, size)
         masses[index.min() + 1 - first] += below  # raised: see _cells
+        masses[index.max() + 1 - first] += above  # lowered to the top edge, charged below
+        excess = above * (2.0 - (index.max() + 1) * step)
     else:
+        excess = 0.0
         order = np.argsort(centre[~tiny], kind="stable")
         first, masses = contract_to_grid(centre[~tiny][order], mass[~tiny][order])
         if first > 0 or first + masses.shape[0] <= 0:  # the grid must hold index 0
@@ -138,7 +165,7 @@ def ideal_term(n: int, s: float, alpha: float, q: float, step: float, side: str)
     value = positive_part_mean(
         first, masses, n, step, side, mass_error=MASS_ERROR, position_error=position_error
     )
-    return max(value, 0.0) / q
+    return max(value, 0.0) / q + (excess if side == "upper" else 0.0)
 
 
 def shortfall_charge(n: int, s: float, alpha: float, q: float, side: str) -> float:
