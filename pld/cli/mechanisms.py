@@ -39,7 +39,17 @@ P_OPTION = Option("--p", "p", float, "check-in probability, in (0, 1]")
 
 #: The randomizers ``--randomizer`` takes (:data:`pld.randomizers.NAMES`, without importing
 #: the randomizers).
-RANDOMIZER_NAMES = ("krr", "rr", "olh", "hadamard", "unary", "gaussian", "laplace", "matrix")
+RANDOMIZER_NAMES = (
+    "krr",
+    "rr",
+    "olh",
+    "hadamard",
+    "unary",
+    "gaussian",
+    "laplace",
+    "vector-gaussian",
+    "matrix",
+)
 
 if TYPE_CHECKING:
     from pld.distribution import PLD
