@@ -275,9 +275,11 @@ def _best_rung(s: float, n: int, alpha: float, step: float) -> tuple[int, float]
     return best, total(best)
 
 
-@lru_cache(maxsize=64)
 def clone_probabilities(s: float, n: int) -> tuple[float, ...]:
     """At most ``MAX_COMPONENTS`` ladder values of ``q`` for the best-of profile at (s, n).
+
+    Chosen for the n of the ladder ``2^(j/8)`` next below ``n`` (cached: the check-in
+    builds bases for many nearby counts; any q is valid).
 
     The best ladder value is searched at ``_PROBES`` eps, ``e_top (k / 8)^2``, with
     ``e_top = 8 s sqrt(log(1e20) / n) + s^2`` (about where the bound falls below
@@ -285,6 +287,11 @@ def clone_probabilities(s: float, n: int) -> tuple[float, ...]:
     ``_RELEVANT`` and the first probe below it (so that the minimum reaches the
     grid's floor). Any choice is valid: this only decides which minimum is reported.
     """
+    return _clone_probabilities(s, max(1, int(2.0 ** (math.floor(8 * math.log2(n)) / 8))))
+
+
+@lru_cache(maxsize=64)
+def _clone_probabilities(s: float, n: int) -> tuple[float, ...]:
     step = default_grid_step(s)
     top = 8.0 * s * math.sqrt(math.log(1e20) / n) + s * s
     rungs = []
