@@ -128,7 +128,7 @@ class VectorGaussianRandomizer(Randomizer):
         """Nothing to refuse: bound B needs no blanket of the ball and works for every n."""
 
     def pairwise_available(self) -> bool:
-        """Whether bound B is evaluated: ``2 clip / sigma <= MAX_RATIO`` of
+        """Whether bound B is evaluated: ``2 clip / sigma <= PAIRWISE_MAX_RATIO`` of
         :mod:`pld.shuffling.blanket.pairwise` (beyond, the local mechanism is better)."""
         from pld.shuffling.blanket import PAIRWISE_MAX_RATIO
 
@@ -144,7 +144,6 @@ class VectorGaussianRandomizer(Randomizer):
                 f"bound B is evaluated for 2 clip / sigma <= 3 only (got {self.ratio:.3g}); "
                 "with less noise use analysis='best' (the local Gaussian mechanism)"
             )
-
         return [
             pairwise_profile_bounds(self.ratio, n, eps, q, lower_side=lower_side)
             for q in clone_probabilities(self.ratio, n)
@@ -206,17 +205,14 @@ class VectorGaussianRandomizer(Randomizer):
         return [*self._pairwise(n, eps, lower_side), local], True
 
     def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:
-        """Cheap upper values of the analysis' profile (bound B's upper values, and for
-        ``"best"`` the interval's quick values at ``dim = 1`` and the local mechanism's)."""
-        if analysis != "best" and self.dim == 1:
-            return self.interval().quick_blanket_upper(n, eps)
-        upper = np.ones(eps.size)
-        if self.pairwise_available() or analysis != "best":
-            upper = np.minimum.reduce([high for _, high in self._pairwise(n, eps, False)])
+        """Cheap upper values of the analysis' profile: for ``"best"`` the interval's quick
+        values where :meth:`shuffle_profiles` uses them, else the minimum of bound B's upper
+        values and the local mechanism's, held from the first below the floor."""
         if analysis != "best":
-            return upper
+            return self.quick_blanket_upper(n, eps)
         if self._interval_usable(n):
-            upper = np.minimum(upper, self.interval().quick_profile_upper(n, eps, "best"))
+            return self.interval().quick_profile_upper(n, eps, "best")
+        upper = np.minimum.reduce([high for _, high in self._pairwise(n, eps, False)])
         from pld.shuffling.blanket import LOCAL_LOSS_STEP
 
         local = self.local_mechanism(LOCAL_LOSS_STEP).delta_bounds(eps, rel_accuracy=1.0)[1]

@@ -208,3 +208,19 @@ def test_theorem_a_countermonotone_dominates_antipodal(dim):
         anti, e1 = oracle.blanket_mc(0.5, dim, 8, eps, coupling="antipodal", seed=3)
         counter, e2 = oracle.blanket_mc(0.5, dim, 8, eps, coupling="countermonotone", seed=3)
         assert anti <= counter + 4 * math.hypot(e1, e2)
+
+
+@pytest.mark.slow
+def test_calibrate_sigma_and_compose_with_subsampling():
+    """pld.calibrate finds sigma for a target; pld.subsample takes the shuffled round."""
+
+    def round_of(sigma: float) -> pld.PLD:
+        return pld.shuffle(pld.randomizers.vector_gaussian(sigma, 100, clip=0.5), 1000)
+
+    found = pld.calibrate(
+        round_of, "sigma", target_eps=0.05, target_delta=1e-5, tolerance=0.1, progress=False
+    )
+    assert round_of(found.value).epsilon_bounds(1e-5)[1] <= 0.05
+    assert round_of(found.value / 1.1).epsilon_bounds(1e-5)[1] > 0.05 * 0.99
+    sampled = pld.subsample(round_of(found.value), 0.1)
+    assert sampled.epsilon_bounds(1e-5)[1] < 0.05
