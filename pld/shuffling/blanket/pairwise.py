@@ -41,6 +41,7 @@ from pld.shuffling.blanket.continuous_sum import (
     contract_to_grid,
     positive_part_mean,
     spread_to_grid,
+    with_zero_atom,
 )
 
 #: Lattice steps per standard deviation of ``Z`` at eps = 0.
@@ -152,13 +153,7 @@ def ideal_term(n: int, s: float, alpha: float, q: float, step: float, side: str)
         excess = 0.0
         order = np.argsort(centre[~tiny], kind="stable")
         first, masses = contract_to_grid(centre[~tiny][order], mass[~tiny][order])
-        if first > 0 or first + masses.shape[0] <= 0:  # the grid must hold index 0
-            low = min(first, 0)
-            grown = np.zeros(max(first + masses.shape[0], 1) - low)
-            grown[first - low : first - low + masses.shape[0]] = masses
-            first, masses = low, grown
-    masses = q * masses
-    masses[-first] += 1.0 - q
+    first, masses = with_zero_atom(first, masses, q)
     # A barycentre is a ratio of closed forms with relative error MASS_ERROR each,
     # |Z| <= 2 alpha and P_+ / omega <= 2: at most 8 (1 + alpha) MASS_ERROR off.
     position_error = 8.0 * (1.0 + alpha) * MASS_ERROR
