@@ -50,7 +50,6 @@ FIGURES.mkdir(parents=True, exist_ok=True)
 print(f"QUICK = {QUICK}; figures go to {FIGURES}")
 
 # %%
-import math
 import time
 
 n = 60_000
@@ -124,7 +123,11 @@ for dim in dims:
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 4.2))
-styles = {1: ("d = 1 (interval blanket)", "-o"), 10**3: ("d = 10³", "-s"), 10**6: ("d = 10⁶", "--^")}
+styles = {
+    1: ("d = 1 (interval blanket)", "-o"),
+    10**3: ("d = 10³", "-s"),
+    10**6: ("d = 10⁶", "--^"),
+}
 for dim in dims:
     label, style = styles[dim]
     ax.plot(rounds, table[dim], style, label=f"certified, {label}")

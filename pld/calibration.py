@@ -374,13 +374,21 @@ def calibrate(
         def meets(index: int) -> bool:
             value = lattice.value(index)
             loss = build(value)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", AccuracyWarning)
-                delta_lower, delta_upper = loss.delta_bounds(target_eps, rel_accuracy=rel_accuracy)
+            # The raw bracket first: an upper bound at most the target passes and a lower
+            # bound above it fails whatever the refinement (which never raises an upper
+            # bound, and every upper bound is at least the truth); only a bracket that
+            # straddles the target is refined to rel_accuracy.
+            delta_lower, delta_upper = loss.delta_bounds(target_eps, rel_accuracy=1.0)
             if delta_lower <= target_delta < delta_upper:
-                # Only a bracket that straddles the target leaves the decision open.
-                for item in caught:
-                    warnings.warn(item.message, item.category, stacklevel=2)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", AccuracyWarning)
+                    delta_lower, delta_upper = loss.delta_bounds(
+                        target_eps, rel_accuracy=rel_accuracy
+                    )
+                if delta_lower <= target_delta < delta_upper:
+                    # Only a bracket that still straddles the target leaves the decision open.
+                    for item in caught:
+                        warnings.warn(item.message, item.category, stacklevel=2)
             outcomes[index] = delta_upper
             lowers[index] = delta_lower
             ok = delta_upper <= target_delta
@@ -459,11 +467,13 @@ def calibrate(
             rejected_lower = None
     loss = best["loss"]
     value = lattice.value(passing)
+    # The value's own bracket at rel_accuracy (its decision may have come from the raw one).
+    delta_upper = min(outcomes[passing], float(loss.delta(target_eps, rel_accuracy=rel_accuracy)))
     return Calibration(
         param=param,
         value=value,
-        eps_upper=float(loss.epsilon(target_delta)),
-        delta_upper=outcomes[passing],
+        eps_upper=float(loss.epsilon(target_delta, rel_accuracy=rel_accuracy)),
+        delta_upper=delta_upper,
         rejected=None if failing is None else lattice.value(failing),
         target_eps=target_eps,
         target_delta=target_delta,

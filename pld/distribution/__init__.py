@@ -3,8 +3,8 @@
 * :class:`PLD` (both directions, upper and lower bounds, its queries), :func:`compose`,
   :func:`load` (:mod:`pld.distribution.loss_distribution`);
 * :func:`from_pmfs`, :func:`from_bounds`: the contract every mechanism builds on, and
-  :func:`from_symmetric_pair` for the library's pairs symmetric by construction
-  (:mod:`pld.distribution.construction`);
+  :func:`from_symmetric_pair` for the library's pairs symmetric by construction, and
+  :func:`upper_only` (:mod:`pld.distribution.construction`);
 * :func:`from_privacy_profile` and the connect-the-dots pair of a privacy profile
   (:mod:`pld.distribution.profile`);
 * :func:`refinable`, the recipe that lets a query rebuild a PLD on a finer grid, and
@@ -26,6 +26,7 @@ _EXPORTS = {
     "from_pmfs": "pld.distribution.construction",
     "from_symmetric_pair": "pld.distribution.construction",
     "from_bounds": "pld.distribution.construction",
+    "upper_only": "pld.distribution.construction",
     "refinable": "pld.distribution.recipes",
     "AccuracyWarning": "pld.distribution.refinement",
     "DEFAULT_REL_ACCURACY": "pld.distribution.refinement",

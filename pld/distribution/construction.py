@@ -373,3 +373,17 @@ def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
         for u, v in zip(upper._directions, lower._directions, strict=True)
     ]
     return PLD(directions, symmetric=upper.symmetric, composed=upper.composed or lower.composed)
+
+
+def upper_only(loss: PLD) -> PLD:
+    """A copy of ``loss`` whose lower side is empty: every lower bound 0 (valid, and vacuous).
+
+    Composing it composes the upper side alone, at half the cost: for callers that
+    report only upper bounds (``pld.integrations.dp_accounting.Accountant.get_epsilon``).
+    The copy has no recipe, so its queries are not refined.
+    """
+    directions = [
+        _Direction(d.upper, LossPmf(d.upper.step, 0, np.zeros(0), 0.0, "lower"))
+        for d in loss._directions
+    ]
+    return PLD(directions, symmetric=loss.symmetric, composed=loss.composed)

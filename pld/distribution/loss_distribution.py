@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,7 @@ class PLD:
         self._rel_accuracy = rel_accuracy
         self._tail_budget = tail_budget
         self._refined: PLD | None = None
+        self._build_seconds = 0.0  # to make it (0: unknown); refinement's cost predictions
 
     @property
     def tail_budget(self) -> float:
@@ -174,6 +176,7 @@ class PLD:
         copy = PLD(self._directions, **fields)
         copy._tail_moments = self._tail_moments
         copy._tilt_factors = self._tilt_factors
+        copy._build_seconds = self._build_seconds
         return copy
 
     def _without_error_terms(self, *, keep_tails: bool) -> PLD:
@@ -580,6 +583,7 @@ def compose(
         Default accuracy target of the result's queries, in (0, 1]; default the
         smallest of the operands'.
     """
+    started = time.perf_counter()
     if not plds:
         raise ValueError("compose needs at least one PLD")
     for item in plds:
@@ -645,4 +649,6 @@ def compose(
         tail_budget=max(tail_mass, *(p.tail_budget for p in operands)),
     )
     result._tilt_factors = tilt_factors
+    operands_seconds = sum(p._build_seconds for p in unique.values())  # a rebuild redoes them
+    result._build_seconds = time.perf_counter() - started + operands_seconds
     return result

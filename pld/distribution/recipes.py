@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -44,7 +45,9 @@ def refinable(constructor: _Constructor) -> _Constructor:
 
     @functools.wraps(constructor)
     def build(*args: Any, rel_accuracy: float | None = None, **kwargs: Any) -> PLD:
+        started = time.perf_counter()
         result = constructor(*args, **kwargs)
+        seconds = time.perf_counter() - started
         target = result.rel_accuracy if rel_accuracy is None else check_rel_accuracy(rel_accuracy)
         own_step = result.loss_grid_step
 
@@ -66,8 +69,10 @@ def refinable(constructor: _Constructor) -> _Constructor:
         ]
         if isinstance(own_tail, float):
             budgets.append(own_tail)
-        return result._copy(
+        made = result._copy(
             recipe=recipe, rel_accuracy=target, tail_budget=max(budgets, default=0.0)
         )
+        made._build_seconds = seconds
+        return made
 
     return build  # type: ignore[return-value]

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -80,6 +81,12 @@ _MAX_FACTOR_LOG2 = 6
 
 #: Convergence order assumed before one is observed.
 _INITIAL_ORDER = 1.5
+
+#: Wall-clock budget of one query's refinement, in seconds: a rebuild predicted to
+#: end beyond it (from the duration of the last one, or of the PLD's own build, times
+#: the grid's growth) is not started, and the best bracket so far is returned with an
+#: AccuracyWarning.
+REFINEMENT_SECONDS = 60.0
 
 
 class AccuracyWarning(UserWarning):
@@ -224,111 +231,23 @@ def refine(
     stalled = 0
     tilted = tilt_points is None
     used: list[float] = []
-    while True:
-        worst = float(np.max(widths(lower, upper), initial=0.0))
-        if worst <= rel_accuracy:
-            return lower, upper
-        estimate = measure(current._without_error_terms(keep_tails=True))
-        # Near the round-off floor the masses themselves are noise, so the estimate
-        # cannot tell what dominates: tilt first.
-        level = levels(lower, upper)
-        floored = current.error_floor > rel_accuracy * level / _FLOOR_SHARE
-        rounding = float(np.max(widths(*estimate), initial=0.0)) <= rel_accuracy / 2
-        if (floored or rounding) and not tilted:
-            tilted = True
-            lower, upper = _tilted(
-                loss, current, measure, tilt_points, (lower, upper), estimate, rel_accuracy, used
-            )
-            continue
-        # After a tilt, what remains may be a far tail of truncated mass that the
-        # tilt could not clip: smaller budgets, then another tilt, can remove it.
-        smaller_budgets = (
-            bool(used)
-            and current.refinable
-            and tail_budget(level, rel_accuracy, current.rounds) < current.tail_budget
-        )
-        if rounding and not smaller_budgets:
-            absolute = _absolute_width(widths, lower, upper)
-            _warn(
-                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
-                f"(absolute width {absolute:.3g}) is due to the bounds on floating-point "
-                "error (round-off of the composition, evaluation of the mechanism's losses "
-                "and masses), not to the grid or the tails: refining cannot narrow it "
-                f"(PLD.error_floor = {current.error_floor:.3g}"
-                + (", also under exponential tilting)" if used else ")")
-            )
-            return lower, upper
-        if not current.refinable:
-            _warn(
-                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g}; this PLD "
-                "cannot be refined (it was not built by a mechanism or composition that "
-                "records its recipe); build it with a smaller loss_grid_step"
-            )
-            return lower, upper
-        grid_part = widths(*measure(current._without_error_terms(keep_tails=False)))
-        grid_worst = float(np.max(grid_part, initial=0.0))
-        budget = tail_budget(levels(lower, upper), rel_accuracy, current.rounds)
-        if budget < current.tail_budget:
-            # Truncation charged inside the grid looks like grid error: lower the
-            # budgets first, on the same grid, then judge the grid.
-            factor_log2 = 0
-        elif grid_worst <= rel_accuracy / 4:
-            absolute = _absolute_width(widths, lower, upper)
-            _warn(
-                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
-                f"(absolute width {absolute:.3g}) is due to tail and truncation budgets "
-                f"already at {current.tail_budget:.3g} per round"
-            )
-            return lower, upper
-        elif stalled:
-            factor_log2 = 1
-        else:
-            wanted = (1.25 * grid_worst / rel_accuracy) ** (1.0 / order)
-            factor_log2 = min(_MAX_FACTOR_LOG2, max(1, math.ceil(math.log2(wanted))))
-        size = current.grid_size
-        while factor_log2 > 0 and size * 2**factor_log2 > MAX_REFINED_GRID_SIZE:
-            factor_log2 -= 1
-        while factor_log2 > 0 and current.loss_grid_step / 2**factor_log2 < MIN_LOSS_GRID_STEP:
-            factor_log2 -= 1
-        if factor_log2 == 0 and budget >= current.tail_budget and size <= MAX_REFINED_GRID_SIZE / 2:
-            _warn(
-                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
-                f"loss_grid_step={current.loss_grid_step:.3g}, the finest grid step accepted "
-                f"being {MIN_LOSS_GRID_STEP:g} nats"
-            )
-            return lower, upper
-        if factor_log2 == 0 and budget >= current.tail_budget:
-            _warn(
-                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
-                f"loss_grid_step={current.loss_grid_step:.3g}; the next refinement would need "
-                f"about {2 * size} grid points, above the memory guard "
-                f"pld.engine.MAX_REFINED_GRID_SIZE={MAX_REFINED_GRID_SIZE}"
-            )
-            return lower, upper
-        factor = 2**factor_log2
-        try:
-            candidate = current.rebuilt(current.loss_grid_step / factor, tail_mass=budget)
-        except (BudgetError, MemoryError) as error:
-            _warn(
-                f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
-                f"loss_grid_step={current.loss_grid_step:.3g}; refinement refused: {error}"
-            )
-            return lower, upper
-        new_lower, new_upper = measure(candidate)
-        upper = np.minimum(upper, new_upper)
-        lower = np.minimum(new_lower, upper)
-        loss._remember(candidate)
-        current = candidate
-        tilted = tilt_points is None
-        new_worst = float(np.max(widths(lower, upper), initial=0.0))
-        if new_worst <= rel_accuracy:
-            return lower, upper
-        if factor > 1:
-            stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
-        if stalled >= _PATIENCE or (stalled and factor >= _CONCLUSIVE_FACTOR):
-            if not tilted:
+    started = time.monotonic()
+    last_seconds = 0.0  # duration of the last rebuild (none yet)
+    from pld.progress import progress_bar
+
+    with progress_bar(desc=f"refining {what}", unit="grid") as bar:
+        while True:
+            worst = float(np.max(widths(lower, upper), initial=0.0))
+            if worst <= rel_accuracy:
+                return lower, upper
+            estimate = measure(current._without_error_terms(keep_tails=True))
+            # Near the round-off floor the masses themselves are noise, so the estimate
+            # cannot tell what dominates: tilt first.
+            level = levels(lower, upper)
+            floored = current.error_floor > rel_accuracy * level / _FLOOR_SHARE
+            rounding = float(np.max(widths(*estimate), initial=0.0)) <= rel_accuracy / 2
+            if (floored or rounding) and not tilted:
                 tilted = True
-                estimate = measure(current._without_error_terms(keep_tails=True))
                 lower, upper = _tilted(
                     loss,
                     current,
@@ -339,17 +258,139 @@ def refine(
                     rel_accuracy,
                     used,
                 )
-                new_worst = float(np.max(widths(lower, upper), initial=0.0))
-                if new_worst <= rel_accuracy:
-                    return lower, upper
-            absolute = _absolute_width(widths, lower, upper)
-            _warn(
-                f"{what}: relative width {new_worst:.3g} > rel_accuracy={rel_accuracy:g}; "
-                f"refining the grid to {candidate.loss_grid_step:.3g} no longer narrows the "
-                f"bracket (absolute width {absolute:.3g}): an error floor independent of "
-                "the grid (floating-point round-off of the composition, tail or truncation "
-                "budgets) dominates"
+                continue
+            # After a tilt, what remains may be a far tail of truncated mass that the
+            # tilt could not clip: smaller budgets, then another tilt, can remove it.
+            smaller_budgets = (
+                bool(used)
+                and current.refinable
+                and tail_budget(level, rel_accuracy, current.rounds) < current.tail_budget
             )
-            return lower, upper
-        if not stalled and factor > 1:
-            order = min(2.0, max(0.5, math.log(worst / new_worst) / math.log(factor)))
+            if rounding and not smaller_budgets:
+                absolute = _absolute_width(widths, lower, upper)
+                _warn(
+                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
+                    f"(absolute width {absolute:.3g}) is due to the bounds on floating-point "
+                    "error (round-off of the composition, evaluation of the mechanism's losses "
+                    "and masses), not to the grid or the tails: refining cannot narrow it "
+                    f"(PLD.error_floor = {current.error_floor:.3g}"
+                    + (", also under exponential tilting)" if used else ")")
+                )
+                return lower, upper
+            if not current.refinable:
+                _warn(
+                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g}; this PLD "
+                    "cannot be refined (it was not built by a mechanism or composition that "
+                    "records its recipe); build it with a smaller loss_grid_step"
+                )
+                return lower, upper
+            grid_part = widths(*measure(current._without_error_terms(keep_tails=False)))
+            grid_worst = float(np.max(grid_part, initial=0.0))
+            budget = tail_budget(levels(lower, upper), rel_accuracy, current.rounds)
+            if budget < current.tail_budget:
+                # Truncation charged inside the grid looks like grid error: lower the
+                # budgets first, on the same grid, then judge the grid.
+                factor_log2 = 0
+            elif grid_worst <= rel_accuracy / 4:
+                absolute = _absolute_width(widths, lower, upper)
+                _warn(
+                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
+                    f"(absolute width {absolute:.3g}) is due to tail and truncation budgets "
+                    f"already at {current.tail_budget:.3g} per round"
+                )
+                return lower, upper
+            elif stalled:
+                factor_log2 = 1
+            else:
+                wanted = (1.25 * grid_worst / rel_accuracy) ** (1.0 / order)
+                factor_log2 = min(_MAX_FACTOR_LOG2, max(1, math.ceil(math.log2(wanted))))
+            size = current.grid_size
+            while factor_log2 > 0 and size * 2**factor_log2 > MAX_REFINED_GRID_SIZE:
+                factor_log2 -= 1
+            while factor_log2 > 0 and current.loss_grid_step / 2**factor_log2 < MIN_LOSS_GRID_STEP:
+                factor_log2 -= 1
+            if (
+                factor_log2 == 0
+                and budget >= current.tail_budget
+                and size <= MAX_REFINED_GRID_SIZE / 2
+            ):
+                _warn(
+                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
+                    f"loss_grid_step={current.loss_grid_step:.3g}, the finest grid step accepted "
+                    f"being {MIN_LOSS_GRID_STEP:g} nats"
+                )
+                return lower, upper
+            if factor_log2 == 0 and budget >= current.tail_budget:
+                _warn(
+                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
+                    f"loss_grid_step={current.loss_grid_step:.3g}; the next refinement would need "
+                    f"about {2 * size} grid points, above the memory guard "
+                    f"pld.engine.MAX_REFINED_GRID_SIZE={MAX_REFINED_GRID_SIZE}"
+                )
+                return lower, upper
+            factor = 2**factor_log2
+            elapsed = time.monotonic() - started
+            # The last rebuild's duration (or the PLD's own build's, before any) times the
+            # growth of the grid.
+            predicted = (last_seconds or current._build_seconds) * factor
+            if predicted and elapsed + predicted > REFINEMENT_SECONDS:
+                absolute = _absolute_width(widths, lower, upper)
+                _warn(
+                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} "
+                    f"(absolute width {absolute:.3g}) at loss_grid_step="
+                    f"{current.loss_grid_step:.3g}: the next refinement would take about "
+                    f"{predicted:.0f} s more after {elapsed:.0f} s, beyond the budget of "
+                    f"pld.distribution.refinement.REFINEMENT_SECONDS={REFINEMENT_SECONDS:g} s"
+                )
+                return lower, upper
+            bar.set_postfix_str(f"width {worst:.3g}, step {current.loss_grid_step / factor:.3g}")
+            rebuild_start = time.monotonic()
+            try:
+                candidate = current.rebuilt(current.loss_grid_step / factor, tail_mass=budget)
+            except (BudgetError, MemoryError) as error:
+                _warn(
+                    f"{what}: relative width {worst:.3g} > rel_accuracy={rel_accuracy:g} at "
+                    f"loss_grid_step={current.loss_grid_step:.3g}; refinement refused: {error}"
+                )
+                return lower, upper
+            new_lower, new_upper = measure(candidate)
+            last_seconds = time.monotonic() - rebuild_start
+            bar.update(1)
+            upper = np.minimum(upper, new_upper)
+            lower = np.minimum(new_lower, upper)
+            loss._remember(candidate)
+            current = candidate
+            tilted = tilt_points is None
+            new_worst = float(np.max(widths(lower, upper), initial=0.0))
+            if new_worst <= rel_accuracy:
+                return lower, upper
+            if factor > 1:
+                stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
+            if stalled >= _PATIENCE or (stalled and factor >= _CONCLUSIVE_FACTOR):
+                if not tilted:
+                    tilted = True
+                    estimate = measure(current._without_error_terms(keep_tails=True))
+                    lower, upper = _tilted(
+                        loss,
+                        current,
+                        measure,
+                        tilt_points,
+                        (lower, upper),
+                        estimate,
+                        rel_accuracy,
+                        used,
+                    )
+                    new_worst = float(np.max(widths(lower, upper), initial=0.0))
+                    if new_worst <= rel_accuracy:
+                        return lower, upper
+                absolute = _absolute_width(widths, lower, upper)
+                _warn(
+                    f"{what}: relative width {new_worst:.3g} > rel_accuracy={rel_accuracy:g}; "
+                    f"refining the grid to {candidate.loss_grid_step:.3g} no longer narrows the "
+                    f"bracket (absolute width {absolute:.3g}): an error floor independent of "
+                    "the grid (floating-point round-off of the composition, tail or truncation "
+                    "budgets) dominates"
+                )
+                return lower, upper
+            if not stalled and factor > 1:
+                order = min(2.0, max(0.5, math.log(worst / new_worst) / math.log(factor)))

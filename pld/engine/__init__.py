@@ -171,6 +171,7 @@ _EXPORTS = {
     "SNAP_RELATIVE": "pld.engine.discretisation",
     "compose_bounds": "pld.engine.compose",
     "spectrum_power": "pld.engine.compose",
+    "dot": "pld.engine.linalg",
     "tiltable": "pld.engine.tilted",
     "tilt_exponent": "pld.engine.tilted",
     "tilted_compose_bounds": "pld.engine.tilted",

@@ -45,6 +45,7 @@ import numpy as np
 from pld.engine import check_grid_points, fft
 from pld.engine.hot_bins import FFT_ERROR_PER_LEVEL as _FFT_ERROR_PER_LEVEL
 from pld.engine.hot_bins import extended_spectra, mass_bound
+from pld.engine.linalg import dot
 from pld.engine.loss_pmf import LossPmf
 from pld.engine.tails import Window, composition_window
 from pld.numerics import UNIT_ROUNDOFF
@@ -170,16 +171,16 @@ def _hot_bins(
     magnitude bounds, in the 1-norm and in the 2-norm; weights as in the half
     spectrum). Any split is sound: a cold bin keeps its valid bound.
     """
-    magnitude_square = float(np.dot(weights, magnitude_bound * magnitude_bound))
+    magnitude_square = dot(weights, magnitude_bound * magnitude_bound)
     hot = np.flatnonzero(spectrum_error > _HOT_BIN_ERROR)
     if not hot.size:
         return hot, magnitude_square
     errors, hot_weights = spectrum_error[hot], weights[hot]
     squares = spectrum_error * spectrum_error
-    budget_max = _COLD_SHARE * inverse_error * float(np.dot(weights, magnitude_bound))
+    budget_max = _COLD_SHARE * inverse_error * dot(weights, magnitude_bound)
     budget_norm = (_COLD_SHARE * inverse_error) ** 2 * magnitude_square
-    budget_max -= float(np.dot(weights, spectrum_error)) - float(np.dot(hot_weights, errors))
-    budget_norm -= float(np.dot(weights, squares)) - float(np.dot(hot_weights, squares[hot]))
+    budget_max -= dot(weights, spectrum_error) - dot(hot_weights, errors)
+    budget_norm -= dot(weights, squares) - dot(hot_weights, squares[hot])
     order = np.argsort(errors)
     cold = int(
         np.count_nonzero(
@@ -501,13 +502,13 @@ def _compose(
     # The weights of all bins add up to the length.
     dead_weight = float(length - live_weights.sum())
     dead_bound = _widened(math.exp(_LOG_DEAD), _FUNCTION_UNITS)
-    spectrum_error_sum = float(np.dot(live_weights, spectrum_error)) + dead_weight * dead_bound
-    magnitude_sum = float(np.dot(live_weights, magnitude_bound)) + dead_weight * dead_bound
+    spectrum_error_sum = dot(live_weights, spectrum_error) + dead_weight * dead_bound
+    magnitude_sum = dot(live_weights, magnitude_bound) + dead_weight * dead_bound
     error_max = (spectrum_error_sum + inverse_error * magnitude_sum) / length
     # The dead bins' squares underflow: their 2-norm is added after the square root.
     dead_norm = math.sqrt(dead_weight) * dead_bound
-    error_norm = math.sqrt(float(np.dot(live_weights, spectrum_error**2))) + dead_norm
-    magnitude_norm = math.sqrt(float(np.dot(live_weights, magnitude_bound**2))) + dead_norm
+    error_norm = math.sqrt(dot(live_weights, spectrum_error**2)) + dead_norm
+    magnitude_norm = math.sqrt(dot(live_weights, magnitude_bound**2)) + dead_norm
     error_l1 = min(error_norm + inverse_error * magnitude_norm, length * error_max)
     # The rounding of the bounds themselves (docs/error-bounds.md §4): a magnitude
     # bound exp(sum c log m) is within ``magnitude_units`` u of prod (|X^| + e)^c (the

@@ -72,19 +72,26 @@ def _fftw_extended_plan(rows: int, columns: int = 0):
         axes=(0,),
         direction="FFTW_FORWARD",
         flags=("FFTW_ESTIMATE",),
-        threads=1 if columns else _threads(),
+        threads=1 if columns else _threads(rows),
     )
 
 
-def _threads() -> int:
-    return max(1, os.cpu_count() or 1)
+#: Transforms shorter than this run on one thread: a second one gains nothing there
+#: (2^18: 1.81 ms with two threads, 1.64 ms with one; 2^22: 25.6 ms against 36 ms,
+#: shared/notes/measurements.md), and on a loaded machine waiting for it stalls.
+_THREADED_LENGTH = 2**21
+
+
+def _threads(length: int) -> int:
+    """Threads of a transform of this length (all cores from ``_THREADED_LENGTH`` on)."""
+    return 1 if length < _THREADED_LENGTH else max(1, os.cpu_count() or 1)
 
 
 @_cached
 def _fftw_plans(length: int):
     import pyfftw
 
-    threads = _threads()
+    threads = _threads(length)
     real = pyfftw.empty_aligned(length, dtype="float64")
     spectrum = pyfftw.empty_aligned(length // 2 + 1, dtype="complex128")
     forward = pyfftw.FFTW(

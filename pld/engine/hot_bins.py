@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pld.engine import fft
+from pld.engine.linalg import products
 from pld.engine.loss_pmf import LossPmf
 from pld.numerics import UNIT_ROUNDOFF
 
@@ -41,6 +42,9 @@ _SLICED_COST = 0.4
 _SLICED_OUTER_COST = 42.0
 _SLICED_FIXED = 10_000.0
 _SLICED_TABLE_COST = 30.0
+#: One twiddle computed directly (:func:`_unit_roots`, within ``_TABLE_UNITS``)
+#: instead of as a product of two table entries.
+_ROOT_COST = 120.0
 _COLUMNS_COST = 1.1
 _OUTER_COST = 11.0
 _FFT_COST = 1.2
@@ -82,20 +86,29 @@ def _unit_roots(multiples: np.ndarray, length: int) -> np.ndarray:
     octants), swapped and negated exactly. ``phi`` errs by at most 2.31 u_ext
     relatively (pi / 4, the division, the product): 1.82 u_ext absolutely;
     ``cosl`` and ``sinl`` by one ulp each, below u_ext (glibc's documented accuracy
-    on x86-64): an entry is within ``1.82 + sqrt(2) < 4 u_ext`` of the truth.
+    on x86-64): an entry is within ``1.82 + sqrt(2) < 4 u_ext`` of the truth
+    (``_TABLE_UNITS``).
     """
-    eighths = 8 * np.asarray(multiples, dtype=np.int64)
+    eighths = 8 * np.asarray(multiples, dtype=np.int64).ravel()
     octant = eighths // length
     rest = eighths - octant * length
-    rest = np.where(octant % 2 == 1, length - rest, rest)
+    odd = (octant & 1) == 1
+    rest[odd] = length - rest[odd]
     angle = _QUARTER_PI * (rest.astype(np.longdouble) / length)
-    cosine, sine = np.cos(angle), np.sin(angle)
-    swap = (octant + 1) // 2 % 2 == 1
-    real = np.where(swap, sine, cosine)
-    imaginary = np.where(swap, cosine, sine)
-    real = np.where((octant + 2) // 4 % 2 == 1, -real, real)
-    imaginary = np.where(octant >= 4, -imaginary, imaginary)
-    return real - 1j * imaginary
+    parts = np.empty((2, angle.shape[0]), dtype=np.longdouble)
+    np.cos(angle, out=parts[0])
+    np.sin(angle, out=parts[1])
+    swap = (octant + 1) // 2 % 2
+    points = np.arange(angle.shape[0])
+    result = np.empty(angle.shape[0], dtype=np.clongdouble)
+    result.real = parts[swap, points] * _REAL_SIGNS[octant]
+    result.imag = parts[1 - swap, points] * _IMAGINARY_SIGNS[octant]
+    return result.reshape(np.shape(multiples))
+
+
+#: Signs (exact) of the real part and of the imaginary part of ``exp(-i phi)`` by octant.
+_REAL_SIGNS = np.array([1, 1, -1, -1, -1, -1, 1, 1], dtype=np.longdouble)
+_IMAGINARY_SIGNS = np.array([-1, -1, -1, -1, 1, 1, 1, 1], dtype=np.longdouble)
 
 
 @functools.lru_cache(maxsize=2)
@@ -173,10 +186,19 @@ def _direct_spectrum(pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.nd
     return result, error
 
 
-def _twiddles(phase: np.ndarray, length: int) -> np.ndarray:
-    """``exp(-2 pi i phase / N)`` for integer phases in ``[0, N)``, within ``11 u_ext``."""
+def _twiddles(phase: np.ndarray, length: int, direct: bool = False) -> np.ndarray:
+    """``exp(-2 pi i phase / N)`` for integer phases in ``[0, N)``: products of two table
+    entries, within ``_TWIDDLE_UNITS`` u_ext, or computed ``direct`` by
+    :func:`_unit_roots`, within ``_TABLE_UNITS`` (about 4-8 times the cost)."""
+    if direct:
+        return _unit_roots(phase, length)
     block, low, high = _twiddle_tables(length)
     return high[phase // block] * low[phase % block]
+
+
+def _twiddle_units(direct: bool) -> int:
+    """Error bound of :func:`_twiddles` in units of u_ext."""
+    return _TABLE_UNITS if direct else _TWIDDLE_UNITS
 
 
 #: Block lengths of the sliced sums and the bits ``b`` of their leading slices:
@@ -186,11 +208,11 @@ def _twiddles(phase: np.ndarray, length: int) -> np.ndarray:
 #: multiply-adds of the matrix product.
 _SLICE_BLOCKS = {128: 22, 256: 21, 512: 21}
 #: Error of the sliced sums in units of u_ext of the 1-norm, without their
-#: summation depth: the inner twiddle (11), the split of the twiddles and the
-#: double-precision products of the small parts (below 2^-73 of the block's
-#: mass: 1), the sum of the levels in extended precision (2), the outer twiddle
-#: (11) and complex product (3), and 3 units of slack.
-_SLICED_UNITS = 11 + 1 + 2 + 11 + 3 + 3
+#: summation depth and their two twiddles (inner and outer, :func:`_twiddle_units`):
+#: the split of the twiddles and the double-precision products of the small parts
+#: (below 2^-73 of the block's mass: 1), the sum of the levels in extended
+#: precision (2), the outer complex product (3), and 3 units of slack.
+_SLICED_UNITS = 1 + 2 + 3 + 3
 
 
 def _split(values: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
@@ -202,27 +224,28 @@ def _split(values: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
     return whole, (values - whole) * 2.0**bits
 
 
-#: The newest few tables of :func:`_inner_slices`, by (length, block, bins).
-_INNER_SLICES: dict[tuple[int, int, bytes], tuple[np.ndarray, ...]] = {}
+#: The newest few tables of :func:`_inner_slices`, by (length, block, bins, direct).
+_INNER_SLICES: dict[tuple[int, int, bytes, bool], tuple[np.ndarray, ...]] = {}
 _INNER_SLICES_KEPT = 4
 
 
-def _inner_slices(length: int, block: int, key: bytes) -> tuple[np.ndarray, ...]:
+def _inner_slices(length: int, block: int, key: bytes, direct: bool) -> tuple[np.ndarray, ...]:
     """Slices of ``v = 2^b w^(j k)`` (real and imaginary parts) for ``j < block`` and
     the bins ``k`` in ``key`` (int64 bytes), stacked for :func:`_sliced_spectrum`:
     ``J1``, ``[J2; J1]`` and ``[rho; J1; 2^-b nu]`` with ``v = J1 + 2^-b nu``, ``nu =
     J2 + rho``, ``J1``, ``J2`` integers (``|J1| <= 2^b``, ``|J2| <= 2^(b-1)``).
 
-    A long-double twiddle part (within ``11 u_ext``) is the exact sum of the
-    double ``hi`` and the at most 11 bits ``lo`` below it; ``nu`` adds ``lo`` to the
-    exact rest of ``hi`` with one rounding (within ``2^(-b-53)`` of ``v / 2^b``,
-    at most ``2^-74``). Kept for the next pmfs of the same length and bins.
+    A long-double twiddle part (:func:`_twiddles`, ``direct`` or not) is the exact
+    sum of the double ``hi`` and the at most 11 bits ``lo`` below it; ``nu`` adds
+    ``lo`` to the exact rest of ``hi`` with one rounding (within ``2^(-b-53)`` of
+    ``v / 2^b``, at most ``2^-74``). Kept for the next pmfs of the same length and bins.
     """
-    if (length, block, key) in _INNER_SLICES:
-        return _INNER_SLICES[length, block, key]
+    if (length, block, key, direct) in _INNER_SLICES:
+        return _INNER_SLICES[length, block, key, direct]
     bits = _SLICE_BLOCKS[block]
     bins = np.frombuffer(key, dtype=np.int64)
-    twiddles = _twiddles((np.arange(block)[:, None] * bins[None, :]) % length, length)
+    phases = (np.arange(block)[:, None] * bins[None, :]) % length
+    twiddles = _twiddles(phases, length, direct)
     parts = np.concatenate((twiddles.real, twiddles.imag), axis=1)
     high = parts.astype(np.float64)
     low = (parts - high).astype(np.float64)
@@ -238,12 +261,17 @@ def _inner_slices(length: int, block: int, key: bytes) -> tuple[np.ndarray, ...]
         table.flags.writeable = False
     while len(_INNER_SLICES) >= _INNER_SLICES_KEPT:
         del _INNER_SLICES[next(iter(_INNER_SLICES))]
-    _INNER_SLICES[length, block, key] = result
+    _INNER_SLICES[length, block, key, direct] = result
     return result
 
 
 def _sliced_spectrum(
-    pmf: LossPmf, length: int, bins: np.ndarray, block: int
+    pmf: LossPmf,
+    length: int,
+    bins: np.ndarray,
+    block: int,
+    inner: bool = False,
+    outer: bool = False,
 ) -> tuple[np.ndarray, float]:
     """Spectrum of the pmf at ``bins`` in extended precision from exact products of slices.
 
@@ -260,17 +288,23 @@ def _sliced_spectrum(
     mass) and the twiddles' split stay below ``2^-73`` of it; the second level and
     the rest, then the first, are added in extended precision (one rounding of
     the result per component, the others scaled by ``2^-b``: 2 units). The
-    twiddles add 11 units each (inner and outer), the outer complex product 3,
+    twiddles add 11 units each (inner and outer), or 4 when computed directly
+    (``inner``, ``outer``: :func:`_twiddles`), the outer complex product 3,
     the outer balanced tree over the blocks ``ceil(log2 A)``; with 1 unit for the
     split and the rest's products and 3 of slack, ``(31 + ceil(log2 A)) u_ext`` of
-    the 1-norm. Blocks without mass are
-    skipped.
+    the 1-norm with both twiddles from the tables, ``(17 + ceil(log2 A)) u_ext``
+    with both direct. Blocks without mass are skipped.
     """
-    return _sliced_spectra([pmf], length, bins, block)[0]
+    return _sliced_spectra([pmf], length, bins, block, inner, outer)[0]
 
 
 def _sliced_spectra(
-    pmfs: Sequence[LossPmf], length: int, bins: np.ndarray, block: int
+    pmfs: Sequence[LossPmf],
+    length: int,
+    bins: np.ndarray,
+    block: int,
+    inner: bool = False,
+    outer: bool = False,
 ) -> list[tuple[np.ndarray, float]]:
     """:func:`_sliced_spectrum` of several pmfs at once: their blocks go through the
     same matrix products (each block's sums are independent of the others')."""
@@ -290,22 +324,24 @@ def _sliced_spectra(
     exponents = np.frexp(matrix.max(axis=1))[1]
     first, rest = _split(np.ldexp(matrix, (bits - exponents)[:, None]), bits)
     second = np.rint(rest)
-    leading, crossed, small = _inner_slices(length, block, bins.astype(np.int64).tobytes())
-    level0 = first @ leading
-    level1 = (np.concatenate((first, second), axis=1) @ crossed).astype(np.longdouble)
-    level1 += np.concatenate((first, rest - second, rest), axis=1) @ small
+    key = bins.astype(np.int64).tobytes()
+    leading, crossed, small = _inner_slices(length, block, key, inner)
+    level0 = products(first, leading)
+    level1 = products(np.concatenate((first, second), axis=1), crossed).astype(np.longdouble)
+    level1 += products(np.concatenate((first, rest - second, rest), axis=1), small)
     value = level0.astype(np.longdouble)
     value += level1 * np.longdouble(2.0**-bits)
     value *= np.ldexp(np.longdouble(1.0), exponents - 2 * bits)[:, None]
     count = bins.shape[0]
-    inner = value[:, :count] + 1j * value[:, count:]
+    sums = value[:, :count] + 1j * value[:, count:]
     origin = origins[0] if len(pmfs) == 1 else np.concatenate(origins)
-    terms = _twiddles((origin[:, None] * bins[None, :]) % length, length) * inner
+    terms = _twiddles((origin[:, None] * bins[None, :]) % length, length, outer) * sums
     results = []
+    units = _SLICED_UNITS + _twiddle_units(inner) + _twiddle_units(outer)
     for pmf, stop, size in zip(pmfs, np.cumsum(sizes), sizes, strict=True):
         values = _pairwise_rows(np.ascontiguousarray(terms[stop - size : stop].T))
         depth = math.ceil(math.log2(max(2, size)))
-        error = (_SLICED_UNITS + depth) * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
+        error = (units + depth) * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
         results.append((values, error))
     return results
 
@@ -434,7 +470,7 @@ def extended_spectra(
     searched = False
     chosen = []
     for pmf in pmfs:
-        candidates = _candidates(pmf, length, count, key, len(pmfs))
+        candidates = _candidates(pmf, length, count, key, len(pmfs), tight)
         # The pruned sum costs at least its columns' transforms of length 4.
         if _COST_SLACK * min(cost for cost, _, _ in candidates) > 2 * _COLUMNS_COST * length:
             if not searched:
@@ -451,21 +487,24 @@ def extended_spectra(
             )[2]
         )
     results: list = [None] * len(pmfs)
-    for block in _SLICE_BLOCKS:
-        together = [i for i, method in enumerate(chosen) if method == ("sliced", block)]
-        if together:
-            values = _sliced_spectra([pmfs[i] for i in together], length, bins, block)
-            for i, value in zip(together, values, strict=True):
-                results[i] = value
+    for method in dict.fromkeys(item for item in chosen if item[0] == "sliced"):
+        together = [i for i, item in enumerate(chosen) if item == method]
+        values = _sliced_spectra([pmfs[i] for i in together], length, bins, *method[1:])
+        for i, value in zip(together, values, strict=True):
+            results[i] = value
     for i, (pmf, method) in enumerate(zip(pmfs, chosen, strict=True)):
         if results[i] is None:
             results[i] = _apply(method, pmf, length, bins)
     return results
 
 
-def _candidates(pmf: LossPmf, length: int, count: int, key: bytes, sharing: int) -> list:
+def _candidates(
+    pmf: LossPmf, length: int, count: int, key: bytes, sharing: int, tight: bool = False
+) -> list:
     """(cost, units, method) of the direct sum, the extended FFT and the sliced sums
-    (their fixed cost and twiddle slices shared by ``sharing`` pmfs) for the pmf."""
+    (their fixed cost and twiddle slices shared by ``sharing`` pmfs) for the pmf; with
+    ``tight``, also the sliced sums with directly computed twiddles (smaller bounds at
+    a higher cost)."""
     levels = math.log2(length)
     atoms, first, last = _support(pmf)
     span = last - first + 1
@@ -480,26 +519,33 @@ def _candidates(pmf: LossPmf, length: int, count: int, key: bytes, sharing: int)
     ]
     for block in _SLICE_BLOCKS:
         blocks = -(-span // block)
-        units = _SLICED_UNITS + math.ceil(math.log2(max(2, blocks)))
-        cost = _SLICED_FIXED / sharing + count * (
-            _SLICED_COST * blocks * block + _SLICED_OUTER_COST * blocks
-        )
-        if (length, block, key) not in _INNER_SLICES:
-            cost += _SLICED_TABLE_COST * block * count / sharing
-        if units <= cap:
-            candidates.append((cost, units, ("sliced", block)))
+        for inner in (False, True) if tight else (False,):
+            for outer in (False, True) if tight else (False,):
+                units = (
+                    _SLICED_UNITS
+                    + _twiddle_units(inner)
+                    + _twiddle_units(outer)
+                    + math.ceil(math.log2(max(2, blocks)))
+                )
+                cost = _SLICED_FIXED / sharing + count * (
+                    _SLICED_COST * blocks * block + _SLICED_OUTER_COST * blocks
+                )
+                cost += _ROOT_COST * count * blocks if outer else 0.0
+                if (length, block, key, inner) not in _INNER_SLICES:
+                    table = _ROOT_COST if inner else _SLICED_TABLE_COST
+                    cost += table * block * count / sharing
+                if units <= cap:
+                    candidates.append((cost, units, ("sliced", block, inner, outer)))
     return candidates
 
 
-def _apply(
-    method: tuple[str, int], pmf: LossPmf, length: int, bins: np.ndarray
-) -> tuple[np.ndarray, float]:
-    """One pmf's extended spectrum by the chosen (method, parameter)."""
-    name, parameter = method
+def _apply(method: tuple, pmf: LossPmf, length: int, bins: np.ndarray) -> tuple[np.ndarray, float]:
+    """One pmf's extended spectrum by the chosen (method, parameters...)."""
+    name, parameter = method[:2]
     if name == "direct":
         return _direct_spectrum(pmf, length, bins)
     if name == "sliced":
-        return _sliced_spectrum(pmf, length, bins, parameter)
+        return _sliced_spectrum(pmf, length, bins, *method[1:])
     if name == "pruned":
         return _pruned_spectrum(pmf, length, bins, parameter)
     folded, wraps = _fold_extended(pmf, length)

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from pld.engine.kernels import _compiled
+from pld.engine.linalg import products
 from pld.numerics import UNIT_ROUNDOFF
 
 #: The log-MGF of a pmf of more positive masses than this runs compiled (numpy
@@ -92,7 +93,7 @@ def _log_mgf_numpy(
         return _log_sum_exp(exponent)
     blocks, log_scale, starts = _rows(masses, kept, width, width == usual)
     powers = np.exp(np.arange(width)[:, np.newaxis] * rates)
-    log_rows = (np.log(blocks @ powers) + log_scale).T
+    log_rows = (np.log(products(blocks, powers)) + log_scale).T
     return _log_sum_exp(log_rows + rates[:, np.newaxis] * (offset + starts))
 
 
@@ -155,7 +156,7 @@ def log_mgf_many(
         )
     blocks, log_scale, starts, bounds = kept[key]
     powers = np.exp(np.arange(width)[:, np.newaxis] * rates)
-    exponent = (np.log(blocks @ powers) + log_scale).T + rates[:, np.newaxis] * starts
+    exponent = (np.log(products(blocks, powers)) + log_scale).T + rates[:, np.newaxis] * starts
     peak = np.maximum.reduceat(exponent, bounds, axis=1)
     row_factor = np.repeat(np.arange(len(batch)), np.diff(np.append(bounds, blocks.shape[0])))
     total = np.add.reduceat(np.exp(exponent - peak[:, row_factor]), bounds, axis=1)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pld.engine.linalg import dot
 from pld.numerics import UNIT_ROUNDOFF
 
 #: Lattice points per octave of the rate ``|t| h``.
@@ -87,8 +88,8 @@ def _moments(masses: np.ndarray, memo: Memo) -> tuple[float, float, float]:
         weights = np.maximum(masses, 0.0)
         index = np.arange(masses.shape[0], dtype=np.float64)
         total = float(weights.sum())
-        first = float(weights @ index)
-        second = float((weights * index) @ index)
+        first = dot(weights, index)
+        second = dot(weights * index, index)
         mean = first / total if total > 0.0 else 0.0
         variance = max(second / total - mean * mean, 0.0) if total > 0.0 else 0.0
         memo["moments"] = (total, mean, variance)

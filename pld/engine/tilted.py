@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pld.engine.compose import compose_bounds
+from pld.engine.linalg import dot
 from pld.engine.loss_pmf import LossPmf
 from pld.numerics import UNIT_ROUNDOFF
 
@@ -70,8 +71,8 @@ def _tilted_moments(losses: np.ndarray, log_masses: np.ndarray, lam: float) -> t
     exponent = log_masses + lam * losses
     weights = np.exp(exponent - exponent.max())
     total = weights.sum()
-    mean = float(np.dot(weights, losses) / total)
-    variance = float(np.dot(weights, (losses - mean) ** 2) / total)
+    mean = dot(weights, losses) / float(total)
+    variance = dot(weights, (losses - mean) ** 2) / float(total)
     return mean, variance
 
 

@@ -1,7 +1,6 @@
-"""Numerics shared across the library: constants, binomial laws, sums of i.i.d. variables.
-
-Binomial laws: :mod:`pld.numerics.binomial`; sums of i.i.d. variables:
-:mod:`pld.numerics.iid_sums`.
+"""Numerics shared across the library: constants, binomial laws (:mod:`pld.numerics.binomial`;
+Loader's pmf with an n-free error, :mod:`pld.numerics.binomial_pmf`), sums of i.i.d.
+variables (:mod:`pld.numerics.iid_sums`).
 
 Names are imported lazily.
 """
@@ -14,7 +13,7 @@ _EXPORTS = {
     "UNIT_ROUNDOFF": "pld.numerics.constants",
     "MAX_EPS0": "pld.numerics.constants",
 }
-_SUBMODULES = ("binomial", "iid_sums")
+_SUBMODULES = ("binomial", "binomial_pmf", "iid_sums")
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 

@@ -13,7 +13,10 @@ Every blanket evaluator (:mod:`pld.shuffling.blanket`) bounds ``E[(S)_+]`` for a
 * :class:`ChernoffTails`: ``mass(S >= a) <= exp(n log M(t) - t a)`` (Markov's
   inequality for ``e^{tS}``; valid for any non-negative measure) on a grid of t, with
   the float error of ``n log M(t)`` (a relative ``64 u log2(K + 2)`` of M, n times)
-  charged as a factor.
+  charged as a factor;
+* :class:`ExactLaw`: a law whose mass at 0 absorbs the rest, with ``log M`` by log1p
+  of expm1 sums (an error that does not grow like n) and the laws that dominate every
+  law within given mass and position errors (docs/large-populations.md §3).
 """
 
 from __future__ import annotations
@@ -172,3 +175,117 @@ def chernoff_tails(
 def mgf_log_error(size: int) -> float:
     """Float error bound of one ``log E[e^{tW}]`` over ``size`` atoms: ``64 u log2(size + 2)``."""
     return 64 * UNIT_ROUNDOFF * math.log2(size + 2)
+
+
+# -- exact laws: n log M without an error growing like n -----------------------------
+
+
+class ExactLaw:
+    """The law with ``mass[k]`` at ``value[k]`` (all non-zero) and the rest of the mass at 0.
+
+    Its moment generating function is ``M(z) = 1 + sum_k mass_k expm1(z value_k)``:
+    the mass at 0 never enters, so the law is exact whatever the float masses (their
+    sum is never formed), and ``log M`` by log1p of that sum errs by a few ulps of
+    ``sum_k mass_k |expm1(z value_k)|``, not of M. ``n log M`` then errs by n times
+    that: O(u sqrt(n)) where it matters (|z| ~ 1/sd(S)), against O(u n) for the n-th
+    power of a computed M (docs/large-populations.md §3).
+    """
+
+    def __init__(self, value: np.ndarray, mass: np.ndarray) -> None:
+        self.value = np.asarray(value, dtype=np.float64)
+        self.mass = np.asarray(mass, dtype=np.float64)
+
+    @classmethod
+    def dominating(
+        cls, values: np.ndarray, masses: np.ndarray, errors: np.ndarray, kappa: float, side: str
+    ) -> ExactLaw:
+        """The law above (``"upper"``) or below (``"lower"``) every law within the errors.
+
+        The true law has values within ``errors`` of ``values`` and masses of its
+        non-zero values within a relative ``kappa`` of ``masses``, the rest at 0. Values
+        move by their error towards the side; masses of values on the side's sign grow
+        by ``kappa``, the others shrink by it, the difference taken from or given to 0:
+        every move goes towards the side, so the result is stochastically larger
+        (smaller) than every such law. Entries whose moved value is 0 belong to the
+        mass at 0.
+
+        Raises
+        ------
+        ValueError
+            If the grown masses leave no mass at 0 to take them from.
+        """
+        sign = 1.0 if side == "upper" else -1.0
+        moved = values + sign * errors
+        live = moved != 0.0
+        moved = moved[live]
+        mass = masses[live] * np.where(sign * moved > 0, 1.0 + kappa, 1.0 - kappa)
+        if math.fsum(mass) * (1.0 + (mass.size + 1) * UNIT_ROUNDOFF) > 1.0:
+            raise ValueError("no mass at 0 to dominate the masses' errors with")
+        return cls(moved, mass)
+
+    def log_mgf(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(log M(z), bound on its absolute error) for real z (1-d).
+
+        Each expm1 errs by u of itself and ``u |x| e^x`` from its argument
+        ``x = z value_k``, the sum by (K + 1) u of the sum of magnitudes, log1p by u of
+        its value plus the propagated error. Where some ``x > 1`` (far tails of
+        Chernoff bounds) M is summed as a log-sum-exp with the mass at 0 instead: a
+        relative (K + 4) u of M, plus ``u |x|`` from the arguments.
+        """
+        x = np.multiply.outer(z, self.value)
+        top = np.max(x, axis=-1, initial=0.0)
+        far = top > 1.0
+        terms = self.mass * np.expm1(np.minimum(x, 1.0))
+        w = terms.sum(axis=-1)
+        size = (np.abs(terms) * (1.0 + np.abs(x))).sum(axis=-1)
+        error = (self.value.size + 4) * UNIT_ROUNDOFF * size
+        log_m = np.log1p(w)
+        error = error / np.maximum(1.0 + w - error, 1e-300) + 2 * UNIT_ROUNDOFF * np.abs(log_m)
+        if np.any(far):
+            rest = max(0.0, 1.0 - math.fsum(self.mass))
+            shifted = x[far] - top[far, None]
+            total = np.sum(self.mass * np.exp(shifted), axis=-1) + rest * np.exp(-top[far])
+            log_m[far] = top[far] + np.log(total)
+            spread = 2.0 + np.max(np.abs(x[far]), axis=-1)
+            error[far] = (self.value.size + 4) * UNIT_ROUNDOFF * spread
+        return log_m, error
+
+    def log_cf(self, theta: float, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(log M(theta + i omega), bound on its absolute error) at the nodes ``omega``.
+
+        ``expm1(x + iy) = expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y`` without
+        cancellation; the errors of x and y (relative u) are included.
+        """
+        x = theta * self.value
+        y = np.multiply.outer(omega, self.value)
+        shrunk = np.expm1(x)
+        grown = shrunk + 1.0
+        half = np.sin(0.5 * y)
+        sine = np.sin(y)
+        e = (shrunk * np.cos(y) - 2.0 * half * half) + 1j * (grown * sine)
+        size = np.abs(shrunk) * (1.0 + np.abs(x)) + 2.0 * half * half
+        size = size + grown * (np.abs(sine) + np.abs(y))
+        terms = self.mass * e
+        w = terms.sum(axis=-1)
+        error = (self.mass * 8 * UNIT_ROUNDOFF * size).sum(axis=-1)
+        error += (self.value.size + 2) * UNIT_ROUNDOFF * np.abs(terms).sum(axis=-1)
+        one = 1.0 + w
+        log_m = 0.5 * np.log1p(2.0 * w.real + w.real**2 + w.imag**2) + 1j * np.arctan2(
+            w.imag, one.real
+        )
+        error = error / np.maximum(np.abs(one) - error, 1e-300)
+        error += 8 * UNIT_ROUNDOFF * (np.abs(w) + np.abs(log_m))
+        return log_m, error
+
+    def tilted_tails(self, theta: float, n: int, t: np.ndarray) -> ChernoffTails:
+        """:class:`ChernoffTails` of n copies of this law tilted by ``theta``."""
+        at_theta, error = self.log_mgf(np.array([theta]))
+        down, down_error = self.log_mgf(theta - t)
+        up, up_error = self.log_mgf(theta + t)
+        slack = n * (float(error[0]) + float(max(np.max(up_error), np.max(down_error))))
+        return ChernoffTails(t, n * (up - at_theta[0]), n * (down - at_theta[0]), slack)
+
+    def chernoff_log_bound(self, theta: float, n: int) -> float:
+        """log of an upper bound on ``E e^(theta S)``: ``n log M(theta)`` plus its error."""
+        log_m, error = self.log_mgf(np.array([theta]))
+        return n * (float(log_m[0]) + float(error[0]))

@@ -123,7 +123,13 @@ class Randomizer(ABC):
     # -- what pld.shuffle asks ------------------------------------------------------------
 
     def shuffle_profiles(
-        self, n: int, eps: np.ndarray, analysis: str, *, lower_side: bool = True
+        self,
+        n: int,
+        eps: np.ndarray,
+        analysis: str,
+        *,
+        lower_side: bool = True,
+        fineness: float = 1.0,
     ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
         """The (lower, upper) brackets of the one-round profiles whose minimum ``analysis`` is.
 
@@ -131,7 +137,9 @@ class Randomizer(ABC):
         profile (``pld.clones(n, eps0)``, valid for every eps0-LDP randomizer) where it
         beats the blanket profile at one of ``CLONES_PROBE`` points. The flag says
         whether every bracket is that of a convex privacy profile (then the lower PLD is
-        built below every such profile between grid points).
+        built below every such profile between grid points). ``fineness`` (>= 1): how
+        much finer than at its default the loss grid is, for randomizers whose blanket
+        evaluation has a resolution of its own to follow it (the others ignore it).
         """
         lower, upper = self.blanket_profile(n, eps, lower_side=lower_side)
         components = [(lower, upper)]
@@ -149,6 +157,11 @@ class Randomizer(ABC):
     def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:
         """Cheap upper values of the analysis' profile, to find where the eps grid ends."""
         return self.quick_blanket_upper(n, eps)
+
+    def profile_end(self, n: int, low: float, high: float, analysis: str) -> float:
+        """Where the eps grid ends, given that it ends in ``(low, high]`` (``high``: the
+        first candidate whose quick upper value reached the floor); by default ``high``."""
+        return high
 
     def shuffled_pld(self, n: int, analysis: str, loss_grid_step: float | None) -> PLD | None:
         """A one-round PLD of the shuffle that needs no profile, or None.

@@ -114,12 +114,6 @@ class FiniteRandomizer(Randomizer):
         """None: no clone decomposition is known for a general matrix (see the base class)."""
         return None
 
-    #: Largest n of the blanket evaluation: its cost is about flat in n (the
-    #: characteristic function's n-th power) and its float error bounds grow like n; at
-    #: 1e7 a build takes about 2 s (OLH, Hadamard) to 5 s (a 4 x 6 matrix) on the
-    #: 2-core machine (benchmarks/shuffle.py).
-    max_blanket_users = 10**7
-
     def blanket_profile(
         self, n: int, eps: np.ndarray, *, lower_side: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:

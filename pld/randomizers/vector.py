@@ -135,17 +135,27 @@ class VectorGaussianRandomizer(Randomizer):
         return self.ratio <= PAIRWISE_MAX_RATIO
 
     def _pairwise(
-        self, n: int, eps: np.ndarray, lower_side: bool
+        self, n: int, eps: np.ndarray, lower_side: bool, fineness: float = 1.0
     ) -> list[tuple[np.ndarray, np.ndarray]]:
-        from pld.shuffling.blanket import clone_probabilities, pairwise_profile_bounds
+        """Bound B's bracket at each of its clone probabilities, on a lattice of ``Z``
+        ``fineness`` (>= 1) times finer than its default (its width shrinks like the
+        square of the step, as the eps grid's connect-the-dots excess)."""
+        from pld.shuffling.blanket import (
+            PAIRWISE_STEPS_PER_STD,
+            clone_probabilities,
+            pairwise_profile_bounds,
+        )
 
         if not self.pairwise_available():
             raise ValueError(
                 f"bound B is evaluated for 2 clip / sigma <= 3 only (got {self.ratio:.3g}); "
                 "with less noise use analysis='best' (the local Gaussian mechanism)"
             )
+        steps = PAIRWISE_STEPS_PER_STD * max(1.0, fineness)
         return [
-            pairwise_profile_bounds(self.ratio, n, eps, q, lower_side=lower_side)
+            pairwise_profile_bounds(
+                self.ratio, n, eps, q, lower_side=lower_side, steps_per_std=steps
+            )
             for q in clone_probabilities(self.ratio, n)
         ]
 
@@ -172,7 +182,13 @@ class VectorGaussianRandomizer(Randomizer):
         return self.blanket_profile(n, eps, lower_side=False)[1]
 
     def shuffle_profiles(
-        self, n: int, eps: np.ndarray, analysis: str, *, lower_side: bool = True
+        self,
+        n: int,
+        eps: np.ndarray,
+        analysis: str,
+        *,
+        lower_side: bool = True,
+        fineness: float = 1.0,
     ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
         """The profiles whose minimum the analysis is, each a convex privacy profile.
 
@@ -180,15 +196,18 @@ class VectorGaussianRandomizer(Randomizer):
         each of its clone probabilities. ``"best"``: bound B at each clone probability
         and the local mechanism's profile; for ``dim = 1`` where the interval's blanket
         profile can be evaluated, that and the local mechanism's, with bound B only if it
-        beats them at one of ``CLONES_PROBE`` points.
+        beats them at one of ``CLONES_PROBE`` points. Both blanket evaluations refine
+        their lattices with ``fineness`` (the base class).
         """
         if analysis != "best":
             if self.dim == 1:
-                return self.interval().shuffle_profiles(n, eps, analysis, lower_side=lower_side)
-            return self._pairwise(n, eps, lower_side), True
+                return self.interval().shuffle_profiles(
+                    n, eps, analysis, lower_side=lower_side, fineness=fineness
+                )
+            return self._pairwise(n, eps, lower_side, fineness), True
         if self._interval_usable(n):
             components, convex = self.interval().shuffle_profiles(
-                n, eps, "best", lower_side=lower_side
+                n, eps, "best", lower_side=lower_side, fineness=fineness
             )
             # Bound B joins where it beats the interval's profiles at a probe point.
             probe = np.unique(np.linspace(0, eps.size - 1, CLONES_PROBE).round().astype(int))
@@ -198,11 +217,11 @@ class VectorGaussianRandomizer(Randomizer):
             pairwise = self._pairwise(n, eps[probe], False)
             if not any(np.any(high < best) for _, high in pairwise):
                 return components, convex
-            return self._pairwise(n, eps, lower_side) + components, convex
+            return self._pairwise(n, eps, lower_side, fineness) + components, convex
         from pld.shuffling.blanket import LOCAL_LOSS_STEP
 
         local = self.local_mechanism(LOCAL_LOSS_STEP).delta_bounds(eps, rel_accuracy=1.0)
-        return [*self._pairwise(n, eps, lower_side), local], True
+        return [*self._pairwise(n, eps, lower_side, fineness), local], True
 
     def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:
         """Cheap upper values of the analysis' profile: for ``"best"`` the interval's quick
@@ -222,6 +241,13 @@ class VectorGaussianRandomizer(Randomizer):
         if below.size:
             values[below[0] :] = values[below[0]]
         return values
+
+    def profile_end(self, n: int, low: float, high: float, analysis: str) -> float:
+        """The interval's search where its profiles are used (``dim = 1``); else ``high``
+        (bound B's quick values are its full upper values already)."""
+        if self.dim == 1 and (analysis != "best" or self._interval_usable(n)):
+            return self.interval().profile_end(n, low, high, analysis)
+        return high
 
     def shuffled_pld(self, n: int, analysis: str, loss_grid_step: float | None) -> PLD | None:
         """``"best"`` at ``n = 1``, or where neither bound B nor (``dim = 1``) the interval's

@@ -28,11 +28,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from pld import validation
 from pld.distribution import PLD, from_pmfs, refinable
-from pld.engine import BudgetError
+from pld.engine import check_grid_points
 from pld.numerics import binomial as binom
 from pld.randomizers import Randomizer, check_randomizer
 
@@ -42,33 +41,30 @@ OBSERVER_TAIL = 1e-14
 #: eps values (nats) at which candidate dataset pairs of a finite observer are compared.
 OBSERVER_SCORE_EPS = np.linspace(0.0, 2.0, 41)
 
-#: Largest n the finite observer accepts: its cost grows about linearly in n
-#: (measured, Hadamard response: 8 s at 1e5, 20 s at 1e6 of process time on the loaded
-#: 2-core machine, two thirds of it in ``from_pmfs``).
-OBSERVER_MAX_USERS = 10**6
-
 #: Largest number of histogram cells :func:`observer_pmfs` enumerates in 2-d;
 #: beyond it the "below 1" group is merged into the rest (a post-processing).
 OBSERVER_MAX_ATOMS = 20_000_000
 
 
-def _log_multinomial(
-    total: int, a: np.ndarray, b: np.ndarray, log_pi: np.ndarray, log_factorial: np.ndarray
-) -> np.ndarray:
+def _log_multinomial(total: int, a: np.ndarray, b: np.ndarray, pi: np.ndarray) -> np.ndarray:
     """Log multinomial masses of the counts (a_i, b_j, total - a_i - b_j), row-major in (i, j).
 
-    ``a`` and ``b`` are 1-d; ``log_factorial[k] = log k!`` for k = 0..total. The
-    parts that depend on one count are computed once per count and broadcast.
+    As Bin(total, pi_0)(a) Bin(total - a, pi_1 / (1 - pi_0))(b), both by Loader's pmf
+    (:mod:`pld.numerics.binomial_pmf`): a few ulps of the log whatever ``total``
+    (differences of log-factorials lose ulps of log total!, 2e-7 at total = 10^8).
+    Counts off the support get -inf.
     """
-    a2, b2 = a[:, None], b[None, :]
-    rest = total - a2 - b2
-    valid = (a2 >= 0) & (b2 >= 0) & (rest >= 0)
-    a_, b_, r_ = (np.clip(v, 0, total) for v in (a, b, rest))
-    with np.errstate(invalid="ignore"):
-        terms = [np.where(c > 0, c * lp, 0.0) for c, lp in zip((a_, b_, r_), log_pi, strict=True)]
-    value = (log_factorial[total] - log_factorial[a_])[:, None] - log_factorial[b_][None, :]
-    value = value - log_factorial[r_] + terms[0][:, None] + terms[1][None, :] + terms[2]
-    return np.where(valid, value, -np.inf).ravel()
+    from pld.numerics.binomial_pmf import log_pmfs
+
+    first = log_pmfs(a.astype(np.float64), np.full(a.size, float(total)), np.full(a.size, pi[0]))
+    conditional = min(1.0, pi[1] / (1.0 - pi[0])) if pi[0] < 1.0 else 0.0
+    rows = np.repeat(a, b.size)
+    second = log_pmfs(
+        np.tile(b, a.size).astype(np.float64),
+        (total - rows).astype(np.float64),
+        np.full(rows.size, conditional),
+    )
+    return np.repeat(first, b.size) + second
 
 
 def _log_sum_three(terms: list[np.ndarray]) -> np.ndarray:
@@ -110,12 +106,16 @@ def observer_pmfs(
             np.array([v[0], 0.0, v[1] + v[2]]) for v in (pi_x, pi_y, pi_others)
         )
         b_lo, b_hi = 0, 0
+    check_grid_points(
+        float(a_hi - a_lo + 1) * (b_hi - b_lo + 1),
+        f"shuffle_observer(n={n}): {a_hi - a_lo + 1} x {b_hi - b_lo + 1} histogram cells",
+        "use fewer users (the observer bounds these n from below only)",
+    )
     with np.errstate(divide="ignore"):
-        log_x, log_y, log_o = np.log(pi_x), np.log(pi_y), np.log(pi_others)
+        log_x, log_y = np.log(pi_x), np.log(pi_y)
     a, b = np.arange(a_lo, a_hi + 1), np.arange(b_lo, b_hi + 1)
     shifts = ((1, 0), (0, 1), (0, 0))
-    log_factorial = gammaln(np.arange(n, dtype=np.float64) + 1.0)  # the same values, tabulated
-    others = [_log_multinomial(n - 1, a - s, b - t, log_o, log_factorial) for s, t in shifts]
+    others = [_log_multinomial(n - 1, a - s, b - t, pi_others) for s, t in shifts]
     log_p = _log_sum_three([log_x[g] + others[g] for g in range(3)])
     log_q = _log_sum_three([log_y[g] + others[g] for g in range(3)])
     keep = np.isfinite(log_p) | np.isfinite(log_q)
@@ -139,20 +139,12 @@ def finite_observer(
         Candidate pairs as group probabilities
         (:meth:`pld.randomizers.FiniteRandomizer.observer_groups`).
     n : int
-        Number of users, 1 <= n <= ``OBSERVER_MAX_USERS``.
+        Number of users, >= 1 (the histogram's windows grow like sqrt(n); beyond
+        ``OBSERVER_MAX_ATOMS`` cells a group is merged, so the work stays near
+        ``sqrt(n)``: 10^8 users in about a second).
     loss_grid_step : float, optional
         Loss grid spacing in nats.
-
-    Raises
-    ------
-    BudgetError
-        If ``n`` exceeds ``OBSERVER_MAX_USERS``.
     """
-    if n > OBSERVER_MAX_USERS:
-        raise BudgetError(
-            f"n must be at most {OBSERVER_MAX_USERS} for shuffle_observer of a finite "
-            f"randomizer (got {n}): its work grows linearly in n (about 20 s at 1e6)"
-        )
     best, score = None, -1.0
     for pi_x, pi_y, pi_others in groups:
         log_p, log_q, dropped_p, dropped_q = observer_pmfs(pi_x, pi_y, pi_others, n)

@@ -206,6 +206,8 @@ def shuffle(
     # candidate (0 unless some output is impossible under some input).
     below = np.flatnonzero(cheap <= cheap[-1] + PROFILE_FLOOR)
     top = float(candidates[below[0]]) if below.size else float(candidates[-1])
+    if below.size and below[0] > 0:
+        top = randomizer.profile_end(n, float(candidates[below[0] - 1]), top, analysis)
     coarse = np.linspace(0.0, top, 9)
     coarse_components, _ = randomizer.shuffle_profiles(n, coarse, analysis, lower_side=False)
     grid, values = _symmetric(coarse, _minimum_upper(coarse_components))
@@ -224,7 +226,12 @@ def shuffle(
     multiple = max(multiple, math.ceil(top / (MAX_NUM_POINTS * step)))
     spacing = step * multiple
     eps = spacing * np.arange(math.ceil(top / spacing) + 1)
-    components, convex = randomizer.shuffle_profiles(n, eps, analysis)
+    # A blanket evaluation with a resolution of its own follows the eps grid (its
+    # error, like the grid's connect-the-dots excess, shrinks with the square).
+    fineness = max(
+        1.0, default_step * max(1, math.ceil(top / (num_points * default_step))) / spacing
+    )
+    components, convex = randomizer.shuffle_profiles(n, eps, analysis, fineness=fineness)
     grid, upper_values = _symmetric(eps, _minimum_upper(components))
     if convex:
         # Below the analysis' exact profile between grid points too (module docstring):

@@ -321,10 +321,13 @@ def test_refinement_stops_on_a_budget_refusal_but_not_on_bad_input(monkeypatch):
         mechanism(1.0).self_compose(10).delta_bounds(0.5, rel_accuracy=1e-6)
 
 
-def test_calibration_keeps_a_budget_refusal_a_budget_error():
+def test_calibration_keeps_a_budget_refusal_a_budget_error(monkeypatch):
+    # A small budget, so that clones at these n is refused (at the default budget,
+    # n = 10^9 builds in seconds).
+    monkeypatch.setenv("PLD_MAX_GRID_POINTS", "4096")
     with pytest.raises(pld.BudgetError, match=r"calibrating n, at n=.*bounds=\(low, high\)"):
         pld.calibrate(
-            pld.clones, "n", eps0=1.0, target_eps=1.0, target_delta=1e-6, bounds=(1e8, 1e9)
+            pld.clones, "n", eps0=1.0, target_eps=1.0, target_delta=1e-6, bounds=(1e5, 1e6)
         )
 
 

@@ -432,15 +432,24 @@ def test_best_profile_is_the_minimum_of_blanket_and_local_mechanism():
     eps = np.array([0.1, 1.0, 3.0])
     local = randomizer.local_mechanism(blanket.LOCAL_LOSS_STEP)
     lower, upper = blanket.best_profile_bounds(randomizer.blanket_law(), n, eps, local)
-    blanket_bounds = continuous_profile_bounds(randomizer, n, eps)
+    (b_lower, b_upper), (l_lower, l_upper) = blanket.best_profile_components(
+        randomizer.blanket_law(), n, eps, local
+    )[0]
     local_bounds = pld.gaussian(sigma, loss_grid_step=1e-3).delta_bounds(eps)
-    np.testing.assert_array_equal(upper, np.minimum(blanket_bounds[1], local_bounds[1]))
-    np.testing.assert_array_equal(lower, np.minimum(blanket_bounds[0], local_bounds[0]))
+    np.testing.assert_array_equal(l_lower, local_bounds[0])
+    np.testing.assert_array_equal(l_upper, local_bounds[1])
+    np.testing.assert_array_equal(upper, np.minimum(b_upper, l_upper))
+    np.testing.assert_array_equal(lower, np.minimum(b_lower, l_lower))
+    # The blanket component (one eps at a time, each reach aimed by its neighbour's
+    # value) brackets what the evaluation of all eps at once brackets.
+    blanket_bounds = continuous_profile_bounds(randomizer, n, eps)
+    assert np.all(b_lower <= blanket_bounds[1]) and np.all(blanket_bounds[0] <= b_upper)
     assert np.all(upper <= gaussian_delta(eps, sigma) * (1 + 1e-9) + 1e-15)
     # From the first value at the floor on, that value is held (non-increasing).
     held = blanket.best_profile_bounds(randomizer.blanket_law(), n, eps, local, floor=0.5)
-    first = min(blanket_bounds[1][0], local_bounds[1][0])
+    first = min(b_upper[0], l_upper[0])
     np.testing.assert_array_equal(held[1], np.full(3, first))
+    np.testing.assert_array_equal(held[0][1:], 0.0)  # [0, held value]: a valid bracket
 
 
 def test_best_shuffle_gaussian_is_within_eight_percent_of_the_protocol_lower_bound():

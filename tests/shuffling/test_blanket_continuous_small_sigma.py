@@ -23,7 +23,7 @@ from scipy.stats import norm
 import pld
 from pld.central.gaussian_mechanism import gaussian_delta
 from pld.shuffling import blanket
-from pld.shuffling.blanket.continuous_sum import positive_part_mean
+from pld.shuffling.blanket.continuous_window import positive_part_window
 from tests.shuffling.test_blanket_continuous import _gaussian_truth
 
 
@@ -171,15 +171,15 @@ def test_laplace_small_scale_one_user(scale):
     assert np.all(lower <= truth * (1 + 1e-12)) and np.all(truth <= upper * (1 + 1e-12))
 
 
-def test_positive_part_mean_far_light_tail_does_not_overflow():
+def test_positive_part_far_light_tail_does_not_overflow():
     """A lattice law with a far, light upper tail used to overflow the tilted normaliser
-    (a bare OverflowError); now the bound is finite and at most the one-term bound."""
+    (a bare OverflowError); the bound is finite and at most the one-term bound."""
     z = np.arange(-2000, 5000)
     masses = np.exp(-4.0 * np.log1p(np.abs(z) / 2.0) ** 2)
     masses /= masses.sum()
     one_term = float(np.dot(masses, np.maximum(z, 0)))
     for side in ("upper", "lower"):
-        value = positive_part_mean(
+        value = positive_part_window(
             -2000, masses, 100, 1.0, side, mass_error=1e-13, position_error=0.0
         )
         assert math.isfinite(value) and 0.0 <= value <= one_term * (1 + 1e-9)

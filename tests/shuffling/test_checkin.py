@@ -405,11 +405,11 @@ def test_exact_counts_is_checked():
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
-        ({"n": 10**8, "p": 0.1, "eps0": 1.0}, "up to 10027798 reports, beyond the work budget"),
+        ({"n": 10**11, "p": 0.5, "eps0": 1.0}, "reports, beyond the work budget"),
         ({"n": 2**40, "p": 0.5, "eps0": 1.0}, "up to 549760670022 reports, beyond the work budget"),
         (
-            {"n": 10**8, "p": 0.5, "randomizer": pld.randomizers.krr(k=4, gamma=0.5)},
-            "above pld.shuffle's 10000000",
+            {"n": 2**40, "p": 0.5, "randomizer": pld.randomizers.krr(k=4, gamma=0.5)},
+            "beyond the work budget",
         ),
     ],
 )
@@ -560,3 +560,13 @@ def test_enumeration_starts_inside_the_bulk_under_add_remove():
     upper = pld.checkin(1000, 0.05, randomizer=r, **common).delta_bounds(eps)[1]
     plain = pld.checkin(1000, 0.05, randomizer=r, adjacency="add-remove", exact_counts=0)
     assert np.all(upper <= plain.delta_bounds(eps)[1] * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("p", [1e-6, 1e-2])
+def test_a_billion_users_by_default(p):
+    # The bases of up to 10^7 reports come from the clones row recurrence (seconds).
+    loss = pld.checkin(10**9, p, eps0=1.0)
+    lower, upper = loss.self_compose(10).epsilon_bounds(1e-6)
+    assert 0.0 <= lower <= upper
+    if p == 1e-2:  # 10 rounds of ~1e7 shuffled reports: a small eps, bracketed tightly
+        assert 0.0 < upper < 0.01 and upper - lower <= 0.01 * upper

@@ -4,8 +4,9 @@
   smoothed characteristic-function evaluator of :mod:`pld.shuffling.blanket.smooth`);
 * continuous randomizers (Gaussian, Laplace on an interval): the law of their blanket
   ratio (:mod:`pld.shuffling.blanket.continuous_law`), one term on a lattice
-  (:mod:`pld.shuffling.blanket.continuous_terms`), the tilted lattice sum
-  (:mod:`pld.shuffling.blanket.continuous_sum`) and the profile
+  (:mod:`pld.shuffling.blanket.continuous_terms`), its lattice laws
+  (:mod:`pld.shuffling.blanket.continuous_sum`), the tilted n-fold sum on a window
+  (:mod:`pld.shuffling.blanket.continuous_window`) and the profile
   (:mod:`pld.shuffling.blanket.continuous`);
 * the Gaussian on a set of diameter Delta in any dimension (the clipped vector
   Gaussian): the pairwise blanket with its shortfall charged
@@ -31,6 +32,8 @@ _EXPORTS = {
     "best_profile_bounds": "pld.shuffling.blanket.continuous",
     "best_profile_components": "pld.shuffling.blanket.continuous",
     "BEST_MAX_RATIO": "pld.shuffling.blanket.continuous",
+    "SHUFFLE_STEPS_PER_STD": "pld.shuffling.blanket.continuous",
+    "REMAINDER_SHARE": "pld.shuffling.blanket.continuous",
     "LOCAL_LOSS_STEP": "pld.shuffling.blanket.continuous",
     "VLaw": "pld.shuffling.blanket.continuous_law",
     "gaussian_law": "pld.shuffling.blanket.continuous_law",
@@ -38,6 +41,7 @@ _EXPORTS = {
     "NoBlanketError": "pld.shuffling.blanket.continuous_law",
     "pairwise_profile_bounds": "pld.shuffling.blanket.pairwise",
     "clone_probabilities": "pld.shuffling.blanket.pairwise",
+    "PAIRWISE_STEPS_PER_STD": "pld.shuffling.blanket.pairwise",
     "PAIRWISE_MAX_RATIO": "pld.shuffling.blanket.pairwise",
 }
 

@@ -38,10 +38,6 @@ from scipy.special import ndtr
 from pld import validation
 from pld.engine import BudgetError
 from pld.shuffling.blanket.continuous_law import VLaw
-from pld.shuffling.blanket.continuous_sum import (
-    FourierNodesError,
-    positive_part_mean,
-)
 from pld.shuffling.blanket.continuous_terms import (
     MASS_ERROR,
     UNIT_ROUNDOFF,
@@ -52,12 +48,19 @@ from pld.shuffling.blanket.continuous_terms import (
     lattice,
     negative_part,
 )
+from pld.shuffling.blanket.continuous_window import WindowError, positive_part_window
 
 if TYPE_CHECKING:
     from pld.distribution import PLD
 
 #: Grid steps per standard deviation of the bulk of ``V`` (:func:`default_grid_step`).
 STEPS_PER_STD = 64
+#: ``pld.shuffle``'s lattice at its default loss grid, in the same units; it takes
+#: proportionally more on a finer loss grid (the lattice's error shrinks like the
+#: square of its step, as connect-the-dots' with the eps grid). At 16 the one-round
+#: bracket is about 7e-4 of delta near delta = 1e-6 (sigma = 1, n = 100), below the
+#: eps grid's connect-the-dots excess, at a quarter of the cells of 64.
+SHUFFLE_STEPS_PER_STD = 16
 #: Initial reach of the core: the other users' drift plus this many standard deviations.
 _REACH_SDS = 10.0
 #: The reach grows until the Chernoff remainder is at most this share of the lower
@@ -68,24 +71,29 @@ _REMAINDER_FLOOR = 1e-20
 _FIRST_TARGET = 1e-9
 #: The core never reaches beyond the quantile of ``V`` of this upper tail mass.
 _NEGLIGIBLE = 1e-30
-GROWTH_CELLS = 2**17
+#: Beyond this many cells a longer reach coarsens the lattice instead: far reaches
+#: are needed where delta is small (the other users' drift grows like n e^eps), and
+#: there the remainder, not the lattice, limits the bracket (sigma = 1, n = 100, eps
+#: = 3: 8.6e-5 relative with 2^14 cells in 54 ms, 3.4e-5 with 2^17 in 0.2 s).
+GROWTH_CELLS = 2**14
 #: Beyond ``GROWTH_CELLS`` cells the reach still grows, with a step up to this many
 #: times the default (the lattice error grows like its square).
 _COARSENING = 8.0
 _ATTEMPTS = 4
-#: Largest rise of the tilted sum's normaliser ``n log M(theta)`` above its minimum
-#: (``pld.shuffling.blanket.continuous_sum``): the core's far upper tail must not dominate.
-_TILT_GROWTH = 4.0
+#: Factor between the reaches tried by :func:`_cut_for`: the remainder falls steeply
+#: once the reach passes the other users' drift, so a coarse ladder overshoots.
+_LADDER = 1.2
 #: ``pld.shuffle``'s default evaluates the Gaussian's blanket bound only for
 #: ``(high - low) / sigma`` up to this (:func:`blanket_available`).
 BEST_MAX_RATIO = 1.5
 #: Largest number of lattice cells of one term per eps.
 MAX_CELLS = 2**24
-#: Largest number of Fourier nodes of the blanket sum per eps (beyond: a Chernoff bound).
-MAX_NODES = 2**20
 #: Where a Chernoff bound on the whole upper value is below this, it is the upper value
-#: (and the closed-form part the lower one): no Fourier sum.
+#: (and the closed-form part the lower one): no lattice sum.
 _NEGLIGIBLE_DELTA = 1e-19
+#: Largest lattice index of a term (``e^eps / step``): float64 holds integers exactly
+#: up to 2^53; beyond, the evaluation is refused (a profile caller holds its last value).
+_LARGEST_INDEX = 2.0**52
 #: Atoms of V heavier than this are put on the grid (per eps).
 _ALIGN_ATOM = 1e-6
 #: Loss grid step (nats) of the local mechanism's PLD in :func:`best_profile_bounds`
@@ -126,7 +134,7 @@ def _cut_for(law: VLaw, n: int, alpha: float, t: float, largest: float, target: 
         negative -= mean * float(ndtr(-mean / spread))
         if p * max(negative, 0.0) <= target:
             break
-        t = min(1.5 * t, largest)
+        t = min(_LADDER * t, largest)
     return t
 
 
@@ -137,6 +145,8 @@ def continuous_profile_bounds(
     *,
     grid_step: float | None = None,
     chernoff_only: bool = False,
+    hint: float | None = None,
+    remainder_share: float = REMAINDER_SHARE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rigorous (lower, upper) of the one-round blanket delta(eps) of a shuffled randomizer.
 
@@ -146,11 +156,11 @@ def continuous_profile_bounds(
     (proved in docs/blanket-continuous.md §3). Each term is split at a reach ``t``
     (docs/blanket-continuous.md §4b): its core is bracketed by lattice laws
     (mean-preserving spread / contraction, second order in the step) and one
-    tilted characteristic-function sum per eps, with the aliasing, round-off and
-    truncation terms of :mod:`pld.shuffling.blanket.continuous_sum`; the users whose term
+    tilted convolution per eps, with the aliasing, round-off and truncation terms of
+    :mod:`pld.shuffling.blanket.continuous_window`; the users whose term
     exceeds ``t`` enter by the exact closed form of ``E[S; some term > t]`` (Gaussian
     tail functions) and a Chernoff bound on the negative part there, which is kept
-    below ``REMAINDER_SHARE`` of the result (``t`` grows until it is, within
+    below ``remainder_share`` of the result (``t`` grows until it is, within
     ``GROWTH_CELLS`` cells).
 
     Parameters
@@ -165,8 +175,16 @@ def continuous_profile_bounds(
         Lattice step for ``Z / gamma`` (default :func:`default_grid_step`);
         the bracket's width shrinks like its square.
     chernoff_only : bool
-        Only a quick upper value (a Chernoff bound on the core instead of the Fourier
+        Only a quick upper value (a Chernoff bound on the core instead of the lattice
         sum; lower values 0): for choosing grids.
+    hint : float, optional
+        A value near which delta is expected (a neighbouring eps's lower value): the
+        first reach then aims at ``remainder_share`` of it, so that one pass usually
+        suffices where delta is small. Any value gives valid bounds.
+    remainder_share : float
+        The tail remainder is kept below this share of the lower value, in (0, 1]
+        (default ``REMAINDER_SHARE``; ``pld.shuffle`` lowers it with the loss grid, so
+        that it follows a query's ``rel_accuracy`` through refinement).
 
     Returns
     -------
@@ -187,6 +205,9 @@ def continuous_profile_bounds(
     eps = _check_eps(eps)
     step = default_grid_step(law) if grid_step is None else grid_step
     step = validation.positive("grid_step", step)
+    remainder_share = validation.in_interval(
+        "remainder_share", remainder_share, 0.0, 1.0, low_open=True
+    )
     lower = np.zeros(eps.shape[0])
     upper = np.zeros(eps.shape[0])
     smallest = _REACH_SDS * law.bulk_deviation()
@@ -199,6 +220,11 @@ def continuous_profile_bounds(
         alpha = float(alpha)
         if alpha >= law.v_max:  # the Laplace's Z <= 0
             continue
+        if alpha / step > _LARGEST_INDEX:
+            raise BudgetError(
+                f"eps = {float(eps[i]):g} is too large for the lattice of step {step:g}: its "
+                f"grid indices reach about {alpha / step:.3g} (limit {_LARGEST_INDEX:.3g})"
+            )
         largest = GROWTH_CELLS * step / 2
         # Where the whole tail beyond v has E[V; V > v] negligible and v is affordable,
         # the core reaches v (one attempt); else the reach is fitted to the drift.
@@ -206,18 +232,24 @@ def continuous_profile_bounds(
         if smallest <= short <= largest:
             t = short
         else:
-            t = _cut_for(law, n, alpha, smallest, largest, _FIRST_TARGET)
+            first_target = _FIRST_TARGET
+            if hint is not None and hint > 0:
+                # The normal approximation of _cut_for underestimates the rigorous
+                # (Chernoff) remainder: aiming 64 times lower saves most second passes.
+                wanted = max(remainder_share * hint, _REMAINDER_FLOOR) / 64
+                first_target = min(first_target, wanted)
+            t = _cut_for(law, n, alpha, smallest, largest, first_target)
         local = step
         lower[i], upper[i] = 0.0, math.inf
         # Every (reach, step) gives a valid bracket: keep the best of both sides.
         for _ in range(_ATTEMPTS):
             low, high, remainder, failed = _one_eps(law, n, alpha, local, t, chernoff_only)
             lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
-            wanted = max(REMAINDER_SHARE * lower[i], _REMAINDER_FLOOR)
-            if failed and local < _COARSENING * step:  # Fourier grid too large: coarser
+            wanted = max(remainder_share * lower[i], _REMAINDER_FLOOR)
+            if failed and local < _COARSENING * step:  # transform too long: coarser
                 local *= 2
             elif remainder > wanted and t < _COARSENING * largest:  # reach further
-                t = _cut_for(law, n, alpha, 2 * t, _COARSENING * largest, wanted / 8)
+                t = _cut_for(law, n, alpha, _LADDER * t, _COARSENING * largest, wanted / 8)
                 local = max(local, 2 * t / GROWTH_CELLS)
             else:
                 break
@@ -230,7 +262,7 @@ def continuous_profile_bounds(
 def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_only: bool):
     """(lower, upper, remainder, failed) at one eps with the core reach ``t`` (remainder 0:
     no use in growing ``t``, the core already reaches the law's negligible tail; failed:
-    the Fourier grid was too large, a Chernoff bound stands in)."""
+    the transform was too long, a Chernoff bound stands in)."""
     v_cap = min(law.quantile_above(_NEGLIGIBLE), law.v_max)
     v_plus = min(alpha + t, v_cap)
     v_minus = min((1 + t) / alpha, v_cap)
@@ -247,7 +279,7 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
     first, masses = lattice(term, law.gamma, "upper")
     remainder = tails.p * negative_part(first, masses, local, n - 1, v_plus - alpha, tails.p)
     z, log_mass = atoms(first, masses, local)
-    # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no Fourier sum.
+    # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no lattice sum.
     cheap = chernoff_negative(-z, log_mass, n, 0.0) / n
     if chernoff_only or cheap + max(tails.upper_term(n), 0.0) + remainder <= _NEGLIGIBLE_DELTA:
         upper = cheap + tails.upper_term(n) + remainder
@@ -256,7 +288,7 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
         if side == "lower":
             first, masses = lattice(term, law.gamma, side)
         try:
-            out[side] = positive_part_mean(
+            out[side] = positive_part_window(
                 first,
                 masses,
                 n,
@@ -264,11 +296,9 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
                 side,
                 mass_error=MASS_ERROR + 8 * UNIT_ROUNDOFF,
                 position_error=term.position_error,
-                tilt_growth=_TILT_GROWTH,
-                max_nodes=MAX_NODES,
             )
-        except FourierNodesError:
-            # Too wide a sum for the Fourier grid: the Chernoff bound for the upper
+        except WindowError:
+            # Too wide a sum for one transform: the Chernoff bound for the upper
             # side, nothing for the lower one.
             out[side] = cheap if side == "upper" else 0.0
             failed = True
@@ -287,6 +317,7 @@ def best_profile_bounds(
     *,
     floor: float = 0.0,
     chernoff_only: bool = False,
+    steps_per_std: float = STEPS_PER_STD,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of ``min(blanket profile, local mechanism's profile)``, never refused.
 
@@ -294,11 +325,11 @@ def best_profile_bounds(
     post-processing: the shuffled view is a function of the target's report and of
     reports that do not depend on the target's input), so their minimum is one too.
     eps values are evaluated in increasing order; from the first one at which the
-    blanket bound is refused by its cost limits (a lattice or Fourier grid beyond
-    ``MAX_CELLS`` / ``MAX_NODES``), or at which its upper value is at most ``floor``,
-    the blanket component is replaced by its last upper value (the blanket profile is
-    non-increasing, so this is still a valid upper profile, and the bracket returned is
-    that of the replaced profile), or by 1 if there is none.
+    blanket bound is refused by its cost limits (a lattice or transform beyond
+    ``MAX_CELLS`` / ``continuous_window.MAX_LENGTH``), or at which its upper value is at
+    most ``floor``, the blanket component's bracket is ``[0, its last upper value]``
+    (the blanket profile is non-increasing, so this is still a valid bracket), or
+    ``[0, 1]`` if there is none.
 
     Parameters
     ----------
@@ -316,6 +347,9 @@ def best_profile_bounds(
         eps (on both sides: a valid, non-increasing upper profile).
     chernoff_only : bool
         The blanket component's quick upper values (:func:`continuous_profile_bounds`).
+    steps_per_std : float
+        Lattice steps per standard deviation of ``V``'s bulk (:func:`default_grid_step`
+        has ``STEPS_PER_STD``), > 0.
 
     Returns
     -------
@@ -323,7 +357,13 @@ def best_profile_bounds(
         Bracket of the minimum profile, in [0, 1].
     """
     components, _ = best_profile_components(
-        law, n, eps, local, floor=floor, chernoff_only=chernoff_only
+        law,
+        n,
+        eps,
+        local,
+        floor=floor,
+        chernoff_only=chernoff_only,
+        steps_per_std=steps_per_std,
     )
     eps = _check_eps(eps)
     lower = np.minimum.reduce([low for low, _ in components])
@@ -335,7 +375,8 @@ def best_profile_bounds(
         at_floor = np.flatnonzero(upper[order] <= floor)
         if at_floor.size:
             rest = order[at_floor[0] :]
-            lower[rest] = upper[rest] = upper[order[at_floor[0]]]
+            upper[rest] = upper[order[at_floor[0]]]
+            lower[rest] = 0.0
     return lower, upper
 
 
@@ -347,47 +388,72 @@ def best_profile_components(
     *,
     floor: float = 0.0,
     chernoff_only: bool = False,
+    steps_per_std: float = STEPS_PER_STD,
+    remainder_share: float = REMAINDER_SHARE,
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
     """The (lower, upper) brackets of the profiles whose minimum :func:`best_profile_bounds` is.
 
-    The blanket profile's bracket (held from the first refused or floor value on,
-    as described there) and, where it exists, the local mechanism's. The flag says
-    whether nothing was held: then each bracket is that of a convex privacy profile
-    (the blanket term is ``E[(A - e^eps B)_+]``, convex in ``e^eps``; the local
-    mechanism's is a hockey-stick divergence), so a lower curve below every profile
-    between grid points can be built from them (``profile.below_every_profile``).
+    The blanket profile's bracket and, where it exists, the local mechanism's. The
+    blanket profile is evaluated in increasing eps (each evaluation's first reach
+    aimed at the previous eps's lower value, :func:`continuous_profile_bounds`); from
+    the first value at most ``floor`` on, its bracket is ``[0, that value]`` (a valid
+    bracket: the profile is non-increasing and non-negative), and so it is from the
+    first eps whose evaluation is refused (held at its smallest upper value so far,
+    or 1). Every bracket is thus one of a convex privacy profile (the blanket term is
+    ``E[(A - e^eps B)_+]``, convex in ``e^eps``; the local mechanism's is a
+    hockey-stick divergence), so a lower curve below every profile between grid points
+    can be built from them (``profile.below_every_profile``); the flag says so.
 
     Parameters
     ----------
-    law, n, eps, local, floor, chernoff_only
+    law, n, eps, local, floor, chernoff_only, steps_per_std
         As in :func:`best_profile_bounds`.
+    remainder_share : float
+        As in :func:`continuous_profile_bounds`.
 
     Returns
     -------
     components : list of (lower, upper)
         Brackets in [0, 1] at ``eps``.
     convex : bool
-        True when no blanket value was held.
+        True: every bracket is one of a convex profile.
     """
+    from pld.progress import progress_bar
+
     n = validation.integer_at_least("n", n, 1)
     eps = _check_eps(eps)
-    lower = np.ones(eps.shape[0])
+    steps_per_std = validation.positive("steps_per_std", steps_per_std)
+    step = default_grid_step(law) * STEPS_PER_STD / steps_per_std
+    lower = np.zeros(eps.shape[0])
     upper = np.ones(eps.shape[0])
-    held = None
-    for i in np.argsort(eps, kind="stable"):
-        if held is None:
-            try:
-                low, high = continuous_profile_bounds(
-                    law, n, eps[i : i + 1], chernoff_only=chernoff_only
-                )
-                lower[i], upper[i] = low[0], high[0]
-                if upper[i] <= floor:
-                    held = float(upper[i])
-                continue
-            except BudgetError:
-                held = float(np.min(upper))
-        lower[i] = upper[i] = held
+    held, hint, previous = None, None, None
+    with progress_bar(total=eps.shape[0], desc="blanket profile", unit="eps") as bar:
+        for i in np.argsort(eps, kind="stable"):
+            bar.update(1)
+            if held is None:
+                try:
+                    low, high = continuous_profile_bounds(
+                        law,
+                        n,
+                        eps[i : i + 1],
+                        grid_step=step,
+                        chernoff_only=chernoff_only,
+                        hint=hint,
+                        remainder_share=remainder_share,
+                    )
+                    lower[i], upper[i] = low[0], high[0]
+                    if lower[i] > 0:
+                        # delta falls about geometrically along the grid: the next value
+                        # is expected near this one times its ratio to the last.
+                        ratio = min(1.0, lower[i] / previous) if previous else 1.0
+                        hint, previous = lower[i] * ratio, lower[i]
+                    if upper[i] <= floor:
+                        held = float(upper[i])
+                    continue
+                except BudgetError:
+                    held = float(np.min(upper))
+            lower[i], upper[i] = 0.0, held
     components = [(lower, upper)]
     if local is not None:
         components.append(local.delta_bounds(eps, rel_accuracy=1.0))  # no refinement
-    return components, held is None
+    return components, True

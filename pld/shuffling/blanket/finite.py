@@ -30,8 +30,8 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
-from pld.numerics.iid_sums import log_sum_exp, tilt_roots, tilted_moments
-from pld.shuffling.blanket.smooth import SmoothingError, smoothed_bounds
+from pld.numerics.iid_sums import tilt_roots, tilted_moments
+from pld.shuffling.blanket.smooth import SmoothingError, chernoff_log_bound, smoothed_bounds
 
 #: Largest number of count vectors enumerated for one block (or the exact path).
 BLOCK_ATOMS = 60_000
@@ -177,11 +177,9 @@ def positive_part_bounds(
     w_mass = np.append(mass, max(0.0, 1.0 - float(mass.sum())))
     keep = w_mass > 0
     log_mass = np.log(w_mass[keep])
-    # The zero class's mass 1 - gamma inherits the classes' absolute errors.
-    gamma = float(mass.sum())
+    # The classes' masses are known to ATOM_MASS_ERROR; the mass at 0 (the reports
+    # outside the blanket) absorbs their errors (smooth.py, "masses and positions").
     mass_error = ATOM_MASS_ERROR
-    if gamma < 1:
-        mass_error = max(mass_error, (ATOM_MASS_ERROR * gamma + 4 * math.ulp(1.0)) / (1 - gamma))
     lower = np.zeros(eps.size)
     upper = np.zeros(eps.size)
     roots, thetas = (None, None) if exact else _tilts(rho_x, rho_y, mass, n, eps)
@@ -195,15 +193,16 @@ def positive_part_bounds(
             continue
         w_values[:-1] = z
         theta = float(thetas[i])
-        # Chernoff: s_+ <= e^(theta s) / (e theta), so delta <= M(theta)^n / (e theta n).
-        log_mgf = float(log_sum_exp(log_mass + theta * w_values[keep]))
-        log_chernoff = n * log_mgf - math.log(math.e * theta * n)
-        if log_chernoff < math.log(NEGLIGIBLE):
-            upper[i] = math.exp(log_chernoff) * (1 + 1e-6)
-            continue
         errors = np.append(POSITION_ERROR * (np.abs(rho_x) + scale * np.abs(rho_y)), 0.0)
         values, errors = w_values[keep], errors[keep]
         masses = w_mass[keep]
+        # Chernoff: s_+ <= e^(theta s) / (e theta), so delta <= M(theta)^n / (e theta n),
+        # M of the law that dominates every law within the errors.
+        log_chernoff = chernoff_log_bound(values, masses, errors, mass_error, theta, n)
+        log_chernoff -= math.log(math.e * theta * n)
+        if log_chernoff < math.log(NEGLIGIBLE):
+            upper[i] = math.exp(log_chernoff) * (1 + 1e-12)
+            continue
         # E[S_+] = E[S] + E[(-S)_+]: a positive mean (zeros in the matrix: R(x) has more
         # mass than e^eps R(x') on the blanket's support) is taken exactly, and the
         # tilted evaluation is left the tail below 0.
@@ -226,7 +225,7 @@ def positive_part_bounds(
             lower[i] += float(np.dot(masses, values - errors)) - slack
             upper[i] += float(np.dot(masses, values + errors)) + slack
         # Chernoff's bound is valid too (and better where the evaluation degenerates).
-        upper[i] = min(upper[i], math.exp(min(log_chernoff, 0.0)) * (1 + 1e-6))
+        upper[i] = min(upper[i], math.exp(min(log_chernoff, 0.0)) * (1 + 1e-12))
     return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
@@ -268,9 +267,15 @@ def chernoff_upper(
     if not np.any(live):
         return out
     theta = _tilts(rho_x, rho_y, mass, n, eps[live])[1]
-    log_mgf = log_sum_exp(np.log(w_mass[keep])[None, :] + theta[:, None] * z[live], axis=1)
-    log_bound = n * log_mgf - np.log(math.e * theta * n)
-    out[live] = np.minimum(1.0, np.exp(np.minimum(log_bound, 0.0)) * (1 + 1e-6))
+    masses = w_mass[keep]
+    log_bound = np.empty(theta.size)
+    for row, (values, scale, tilt) in enumerate(
+        zip(z[live], np.exp(eps[live]), theta, strict=True)
+    ):
+        errors = np.append(POSITION_ERROR * (np.abs(rho_x) + scale * np.abs(rho_y)), 0.0)
+        log_bound[row] = chernoff_log_bound(values, masses, errors[keep], ATOM_MASS_ERROR, tilt, n)
+    log_bound -= np.log(math.e * theta * n)
+    out[live] = np.minimum(1.0, np.exp(np.minimum(log_bound, 0.0)) * (1 + 1e-12))
     return out
 
 

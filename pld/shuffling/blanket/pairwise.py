@@ -23,9 +23,11 @@ Numerics (rigorous): ``Z`` is increasing in ``y`` with values in ``(-2 alpha, 2)
 Lattice cells ``[j h, (j+1) h]`` map to ``y``-intervals whose masses and first
 moments are closed forms (``omega r = N(s/2, 1)``, so ``E[Z; I] = P_+(I) - alpha
 P_-(I)``); the upper lattice spreads each cell onto its end points, the lower one
-contracts the cells' barycentres (:mod:`pld.shuffling.blanket.continuous_sum`, which
-also charges round-off, aliasing and the declared relative mass error). The whole
-range of ``Z`` is covered: no tail term.
+contracts the cells' barycentres (:mod:`pld.shuffling.blanket.continuous_sum`); the
+n-fold sum is evaluated on a Chernoff window
+(:mod:`pld.shuffling.blanket.continuous_window`, which charges round-off, aliasing,
+the window's ends and the declared relative mass error). The whole range of ``Z`` is
+covered: no tail term.
 """
 
 from __future__ import annotations
@@ -37,15 +39,11 @@ import numpy as np
 
 from pld.central import gaussian_delta, log_normal_interval_mass
 from pld.engine import BudgetError
-from pld.shuffling.blanket.continuous_sum import (
-    contract_to_grid,
-    positive_part_mean,
-    spread_to_grid,
-    with_zero_atom,
-)
+from pld.shuffling.blanket.continuous_sum import contract_to_grid, spread_to_grid, with_zero_atom
+from pld.shuffling.blanket.continuous_window import positive_part_window
 
 #: Lattice steps per standard deviation of ``Z`` at eps = 0.
-STEPS_PER_STD = 64
+PAIRWISE_STEPS_PER_STD = 64
 #: Relative error bound of each cell's mass and first moment: normal interval masses in
 #: log space, ``exp(log_big) (1 - exp(log_small - log_big))``, err by about
 #: ``u |log_big| / |log_small - log_big|``: at most ~1e-12 for cells within ``Y_REACH``
@@ -85,9 +83,9 @@ def z_deviation(s: float) -> float:
     return float(2.0 * math.sqrt(float(np.dot(weights, values**2))))
 
 
-def default_grid_step(s: float) -> float:
-    """Lattice step of ``Z``: its standard deviation at eps = 0 over ``STEPS_PER_STD``."""
-    return z_deviation(s) / STEPS_PER_STD
+def default_grid_step(s: float, steps_per_std: float = PAIRWISE_STEPS_PER_STD) -> float:
+    """Lattice step of ``Z``: its standard deviation at eps = 0 over ``steps_per_std``."""
+    return z_deviation(s) / steps_per_std
 
 
 def _z_of(y: float, s: float, alpha: float) -> float:
@@ -157,7 +155,7 @@ def ideal_term(n: int, s: float, alpha: float, q: float, step: float, side: str)
     # A barycentre is a ratio of closed forms with relative error MASS_ERROR each,
     # |Z| <= 2 alpha and P_+ / omega <= 2: at most 8 (1 + alpha) MASS_ERROR off.
     position_error = 8.0 * (1.0 + alpha) * MASS_ERROR
-    value = positive_part_mean(
+    value = positive_part_window(
         first, masses, n, step, side, mass_error=MASS_ERROR, position_error=position_error
     )
     return max(value, 0.0) / q + (excess if side == "upper" else 0.0)
@@ -178,7 +176,7 @@ def pairwise_profile_bounds(
     q: float,
     *,
     lower_side: bool = True,
-    grid_step: float | None = None,
+    steps_per_std: float = PAIRWISE_STEPS_PER_STD,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rigorous (lower, upper) of bound B (module docstring) at clone probability ``q``.
 
@@ -194,9 +192,10 @@ def pairwise_profile_bounds(
         Clone probability in (0, 1].
     lower_side : bool
         False: only upper values (the lower ones are then 0).
-    grid_step : float, optional
-        Lattice step of ``Z`` (default :func:`default_grid_step`); the bracket's width
-        shrinks like its square.
+    steps_per_std : float
+        Lattice steps of ``Z`` per its standard deviation at eps = 0 (default
+        ``PAIRWISE_STEPS_PER_STD``, :func:`default_grid_step`); the bracket's width shrinks like
+        the square of the step.
 
     Returns
     -------
@@ -206,7 +205,7 @@ def pairwise_profile_bounds(
         plus a term linear in ``e^eps``, and a convex function's running minimum is
         convex).
     """
-    step = default_grid_step(s) if grid_step is None else grid_step
+    step = default_grid_step(s, steps_per_std)
     lower = np.zeros(eps.shape[0])
     upper = np.ones(eps.shape[0])
     # The true profile is non-increasing, so the running minimum of the bound over

@@ -37,7 +37,8 @@ and ``E~[g(S)] = (1/2 pi) int G(omega) phi(omega)^n d omega`` with
 ``phi(omega) = sum_k m~_k e^(i omega v_k)``. The trapezoidal rule of step
 ``2 pi / T`` equals ``sum_j E~[g(S + j T)]`` (Poisson summation).
 
-Error terms, each charged in the direction of its side:
+Error terms, each charged in the direction of its side (none grows with n:
+docs/large-populations.md §3):
 
 * aliasing: both kernels are >= 0, so the copies ``j != 0`` only raise the sum
   (nothing to charge on the upper side, nor for the sech term of the lower side);
@@ -45,20 +46,26 @@ Error terms, each charged in the direction of its side:
   the tilted sum (bulk in ``[-A, B]``, ``T >= A + 40/theta`` and ``T >= B + 40 w``)
   and, outside the bulk, by ``max g + (1/T) int g`` (g is log-concave, hence
   unimodal);
-* truncation at ``|omega| <= Omega``: ``|phi| <= sum_k m~_k`` and
+* truncation at ``|omega| <= Omega``: ``|phi| <= 1`` and
   ``|sin(x + iy)|, |cos(x + iy)| >= sinh|y|`` give geometric tails;
-* round-off: each node's ``phi`` (a product of two directly computed exponentials
-  per value) errs by at most ``u (6 |omega| sum_k m~_k |v_k| + (K + 6) sum_k m~_k)``
-  (angles, exponentials, product, sums; K values),
-  its n-th power by repeated squaring adds ``3u (2n + log2 n)`` relatively
-  (:mod:`pld.engine.compose`), each kernel value ``16 u``; nodes with
-  ``|phi|^n <= e^-230`` are charged instead of evaluated;
-* masses: a relative error ``kappa`` of each tilted mass scales each of the two
-  non-negative expectations by ``(1 +- kappa)^n``;
-* positions: value k is known within ``eta_k``; the upper side is evaluated at
-  ``v_k + eta_k``, the lower at ``v_k - eta_k``, or, when ``theta n max eta`` is
-  negligible, both from one characteristic function with the kernels moved by
-  ``+- n max eta`` (a factor ``e^(+-z n max eta)`` in F).
+* masses and positions, by dominance: value k is known within ``eta_k`` and its
+  mass within a relative ``kappa``. The upper side evaluates the law whose values
+  are ``v_k + eta_k`` and whose masses of positive values are raised by ``kappa``,
+  of negative values lowered by ``kappa``, the difference taken from or given to
+  the value 0 (the reports outside the blanket): every move goes up, so this law
+  is stochastically larger than every law within the errors and, ``s_+`` being
+  increasing, its ``E[(S)_+]`` is larger too. The lower side evaluates the mirror
+  law. Each is an exact law: the mass at 0 never enters, since
+  ``M(z) = E e^(zW) = 1 + sum_{v_k != 0} mu_k expm1(z v_k)``;
+* round-off: the integrand is ``exp(n (log M(theta + i omega) - log M(theta)))``
+  with ``log M`` by log1p of that sum, each complex ``expm1(x + iy) =
+  expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y`` free of cancellation; its error,
+  ``n`` times a few ulps of ``sum_k mu_k |expm1(z v_k)|``, is O(u sqrt(n)) at the
+  nodes that matter (``|omega| <~ 21 / sd(S)``) instead of the O(u n) of an n-th
+  power; nodes whose tilted ``|phi|^n`` is below ``e^-230`` are charged instead of
+  evaluated, found by a bound from a few pairs of atoms
+  (``|phi|^2 = 1 - 4 sum_{k<j} m~_k m~_j sin^2(omega (v_k - v_j) / 2)``); each kernel
+  value ``16 u``.
 
 A bracket wider than 0.3 % (atoms of S within ~w of 0) is evaluated once more
 with an 8 times narrower w.
@@ -70,15 +77,9 @@ import math
 
 import numpy as np
 
-from pld.engine import BudgetError, spectrum_power
+from pld.engine import BudgetError
 from pld.numerics import UNIT_ROUNDOFF
-from pld.numerics.iid_sums import (
-    ChernoffTails,
-    chernoff_tails,
-    log_sum_exp,
-    tilt_roots,
-    tilted_moments,
-)
+from pld.numerics.iid_sums import ExactLaw, log_sum_exp, tilt_roots, tilted_moments
 
 #: Smoothing width as a fraction of ``min(1 / theta, sd(S))``: the relative bracket
 #: is of the order of its square where S has a density (measured 2e-6 to 7e-5 for
@@ -110,7 +111,8 @@ _BULK_TAIL = 1e-17
 #: above the subnormal range, whose arithmetic is ~100 times slower).
 _SKIP_LOG = -230.0
 
-_POWER_ERROR = 3.0
+#: The two sides of a bracket.
+SIDES = ("upper", "lower")
 
 #: ``sp(s) - BELOW w sech(s/w) >= s_+`` (module docstring).
 BELOW = 0.46
@@ -150,106 +152,127 @@ def saddle_tilt(
     return theta
 
 
-def _tails(values: np.ndarray, tilted: np.ndarray, n: int, sd: float) -> ChernoffTails:
-    """Chernoff tails of the tilted sum at ``t`` from ``0.01 / sd`` to ``1000 / sd``."""
-    with np.errstate(divide="ignore"):
-        log_t = np.log(tilted)
-    return chernoff_tails(values, values, log_t, n, np.logspace(-2, 3, 41) / sd)
+def _side_law(
+    values: np.ndarray, masses: np.ndarray, errors: np.ndarray, kappa: float, side: str
+) -> ExactLaw:
+    """:meth:`ExactLaw.dominating`, refusing as :class:`SmoothingError`."""
+    try:
+        return ExactLaw.dominating(values, masses, errors, kappa, side)
+    except ValueError as refusal:
+        raise SmoothingError(str(refusal)) from None
 
 
-#: Position errors move S by at most ``shift = n max_k eta_k``; when ``theta shift`` is
-#: below this, both sides use one characteristic function with kernels moved by
-#: ``+-shift`` (a relative cost of about ``theta shift``); above it, each side is
-#: evaluated at its own moved values ``v_k +- eta_k``.
-_SHARED_SHIFT = 3e-4
+def chernoff_log_bound(
+    values: np.ndarray,
+    masses: np.ndarray,
+    position_errors: np.ndarray,
+    mass_error: float,
+    theta: float,
+    n: int,
+) -> float:
+    """log of an upper bound on ``E e^(theta S)``, theta > 0, for every law within the errors.
 
-#: Nodes per block of the characteristic-function evaluation: ``e^(i omega v)`` at
-#: node ``b B + j`` is the product of the exactly computed factors of ``b B`` and ``j``.
-_BLOCK = 256
-
-
-def _phi(values: np.ndarray, tilted: np.ndarray, step: float, count: int) -> np.ndarray:
-    """``sum_k m~_k e^(i omega v_k)`` at ``omega = step * m``, m = 0..count.
-
-    Each factor ``e^(i omega v_k)`` is the product of two directly computed
-    exponentials (of the block start and of the offset within the block): one
-    complex product more than a direct evaluation (``3u``, charged in
-    :func:`smoothed_bounds`), and no sine per node.
+    ``n log M(theta)`` of the upper side's law (stochastically the largest, so its
+    moment generating function is the largest at theta > 0), plus its evaluation
+    error; ``inf`` when no mass at 0 can absorb the masses' errors.
     """
-    blocks = count // _BLOCK + 1
-    starts = np.exp(1j * np.multiply.outer(_BLOCK * np.arange(blocks) * step, values))
-    offsets = np.exp(1j * np.multiply.outer(np.arange(_BLOCK) * step, values))
-    return ((starts * tilted) @ offsets.T).ravel()[: count + 1]
+    try:
+        law = ExactLaw.dominating(values, masses, position_errors, mass_error, "upper")
+    except ValueError:
+        return math.inf
+    return law.chernoff_log_bound(theta, n)
+
+
+def _chernoff_grid(sd: float) -> np.ndarray:
+    """Chernoff exponents of the bulk and aliasing bounds: 0.01 / sd to 1000 / sd."""
+    return np.logspace(-2, 3, 41) / sd
+
+
+#: Pairs of atoms whose terms bound the tilted ``|phi|`` when screening the nodes.
+_SCREEN_PAIRS = 4
+
+
+def _live_nodes(
+    law: ExactLaw, theta: float, log_norm: float, step: float, count: int, n: int
+) -> np.ndarray:
+    """Indices m in 0..count whose node ``omega = m step`` may have ``|phi|^n > e^_SKIP_LOG``.
+
+    ``phi`` is the characteristic function of ``law`` tilted by theta (masses
+    ``t_k = mass_k e^(theta v_k) / M``, the rest at 0), and
+    ``|phi|^2 = (sum t)^2 - 4 sum_{k<j} t_k t_j sin^2(omega (v_k - v_j) / 2)``: every
+    term is >= 0, so the ``_SCREEN_PAIRS`` pairs of largest ``t_k t_j`` alone bound
+    ``|phi|`` from above, with the masses' rounding (a relative 1e-10 charged) and the
+    sine's (4 u of its argument) on the safe side. One sine per node and pair, instead
+    of K complex exponentials; only the nodes kept are evaluated exactly.
+    """
+    tilted = law.mass * np.exp(theta * law.value - log_norm)
+    zero = max(0.0, 1.0 - math.fsum(law.mass)) * math.exp(-log_norm)
+    masses = np.append(tilted, zero)
+    values = np.append(law.value, 0.0)
+    total = float(np.sum(masses)) * (1.0 + 1e-10)
+    first, second = np.triu_indices(masses.size, 1)
+    products = masses[first] * masses[second]
+    order = np.argsort(-products)[:_SCREEN_PAIRS]
+    omega = step * np.arange(count + 1)
+    deficit = np.zeros(count + 1)
+    for k, j, product in zip(first[order], second[order], products[order], strict=True):
+        angle = 0.5 * omega * (values[k] - values[j])
+        sine = np.maximum(np.abs(np.sin(angle)) - 4 * UNIT_ROUNDOFF * (np.abs(angle) + 1.0), 0.0)
+        deficit += 4.0 * product * (1.0 - 1e-10) * sine * sine
+    with np.errstate(divide="ignore"):
+        log_bound = 0.5 * n * np.log(np.maximum(total * total - deficit, 0.0))
+    return np.flatnonzero(log_bound > _SKIP_LOG)
 
 
 def _evaluate(
-    values: np.ndarray,
-    log_mass: np.ndarray,
+    law: ExactLaw,
     n: int,
     theta: float,
     width: float,
     period: float,
     count: int,
     bulk: tuple[float, float, float],
-    mass_error: float,
-    shift: float,
-    sides: tuple[str, ...],
-) -> dict[str, float]:
-    """``log`` of the bounds on ``E[(S)_+]`` for the requested sides (``-inf``: a lower 0).
-
-    The upper side's kernels are evaluated at ``s + shift``, the lower side's at
-    ``s - shift`` (a factor ``e^(+-z shift)`` of their transforms).
-    """
-    log_tilted = log_mass + theta * values
-    log_norm = float(log_sum_exp(log_tilted))
-    log_tilted -= log_norm
-    tilted = np.exp(log_tilted)
-    mass_sum = float(math.fsum(tilted))
-    # exp, the sums and products in the exponent: a few ulps of each term's size.
-    kappa = mass_error + 8 * UNIT_ROUNDOFF * (
-        4.0 + float(np.max(np.abs(log_mass) + np.abs(theta * values))) + abs(log_norm)
-    )
+    side: str,
+) -> float:
+    """``log`` of the bound of ``side`` on ``E[(S)_+]`` for the exact law ``law`` (-inf: 0)."""
+    log_norm_array, norm_error = law.log_mgf(np.array([theta]))
+    log_norm, norm_error = float(log_norm_array[0]), float(norm_error[0])
     step = 2 * math.pi / period
-    phi = _phi(values, tilted, step, count)
-    omega = step * np.arange(count + 1)
-    node_error = UNIT_ROUNDOFF * (
-        6 * omega * float(np.dot(tilted, np.abs(values))) + (values.size + 6) * mass_sum
-    )
-    magnitude = np.abs(phi) + node_error
-    with np.errstate(divide="ignore", under="ignore"):
-        log_bound = n * np.log(magnitude)
-    live = np.flatnonzero(log_bound > _SKIP_LOG)
+    live = _live_nodes(law, theta, log_norm, step, count, n)
+    omega = step * live
+    logs, errors = law.log_cf(theta, omega)
+    exponent = n * (logs - log_norm)
+    spread = n * (errors + norm_error) + 4 * UNIT_ROUNDOFF * np.abs(exponent)
+    powered = np.exp(exponent)
     weights = np.where(live == 0, 1.0, 2.0)
-    omega = omega[live]
-    powered = spectrum_power(phi[live], n)
-    relative = n * node_error[live] / magnitude[live]
-    relative += _POWER_ERROR * UNIT_ROUNDOFF * (2 * n + n.bit_length()) + 16 * UNIT_ROUNDOFF
     weighted = weights * powered
-    error_weights = weights * np.exp(log_bound[live]) * relative
-    # Skipped nodes: |G| <= G(0) e^(theta shift) (the kernels are >= 0), |phi^n| <= e^_SKIP_LOG.
-    growth = math.exp(theta * shift)
-    skipped = 2.0 * (count + 1 - live.size) * math.exp(_SKIP_LOG) * growth
+    error_weights = weights * np.abs(powered) * np.expm1(spread)
+    skipped = 2.0 * (count + 1 - live.size) * math.exp(_SKIP_LOG)
     # sin(pi w z) and cos(pi w z / 2) for z = theta + i omega, from real functions.
     a, b = math.pi * width * theta, math.pi * width * omega
     z = theta + 1j * omega
     soft = math.pi * width / (z * (math.sin(a) * np.cosh(b) + 1j * math.cos(a) * np.sinh(b)))
     soft_peak = math.pi * width / (theta * math.sin(a))
-    rotation = np.exp(1j * omega * shift) if shift > 0 else None
+    half_a, half_b = a / 2, b / 2
+    bump_scale = math.pi * width * width
+    bump = bump_scale / (
+        math.cos(half_a) * np.cosh(half_b) - 1j * math.sin(half_a) * np.sinh(half_b)
+    )
+    bump_peak = bump_scale / math.cos(half_a)
 
-    def trapezoid(kernel: np.ndarray, peak: float, side: str, bound: str) -> float:
-        """The sum for the kernel moved to ``side``'s shift, its errors charged to ``bound``."""
-        if rotation is not None:
-            kernel = kernel * (growth * rotation if side == "upper" else np.conj(rotation) / growth)
+    def trapezoid(kernel: np.ndarray, peak: float, bound: str) -> float:
+        """The trapezoidal sum of the kernel, its errors charged to ``bound``."""
         total = float(np.dot(weighted.real, kernel.real) - np.dot(weighted.imag, kernel.imag))
-        modulus = np.sqrt(kernel.real * kernel.real + kernel.imag * kernel.imag)  # np.hypot is slow
+        modulus = np.sqrt(kernel.real * kernel.real + kernel.imag * kernel.imag)
         error = float(np.dot(error_weights, modulus)) + skipped * peak
+        error += 16 * UNIT_ROUNDOFF * float(np.dot(np.abs(weighted), modulus))
         return (total + (error if bound == "upper" else -error)) / period
 
-    # Truncation beyond the last node: |phi^n| <= mass_sum^n; |sin|, |cos| >= sinh|Im|.
+    # Truncation beyond the last node: |phi^n| <= 1; |sin|, |cos| >= sinh|Im|.
     last = step * count
     r_soft = math.exp(-math.pi * width * step)
     r_bump = math.exp(-0.5 * math.pi * width * step)
-    edge = mass_sum**n * 2 * growth / period
+    edge = 2.0 / period
     tail_soft = edge * (
         2
         * math.pi
@@ -258,48 +281,31 @@ def _evaluate(
         * r_soft ** (count + 1)
         / ((1 - r_soft) * -math.expm1(-2 * math.pi * width * last))
     )
-    # The sech bump with unit coefficient: transform, value at theta, truncation tail.
-    half_a, half_b = a / 2, b / 2
-    bump_scale = math.pi * width * width
-    bump = bump_scale / (
-        math.cos(half_a) * np.cosh(half_b) - 1j * math.sin(half_a) * np.sinh(half_b)
-    )
-    bump_peak = bump_scale / math.cos(half_a)
     tail_bump = edge * (
         2
         * bump_scale
         * r_bump ** (count + 1)
         / ((1 - r_bump) * -math.expm1(-math.pi * width * last))
     )
-    grow = math.exp(-n * math.log1p(-kappa))
-    out = {}
-    if "upper" in sides:
+    if side == "upper":
         # sp - BELOW w sech >= s_+ >= 0: one non-negative kernel.
-        kernel = soft - BELOW * bump
-        upper = trapezoid(kernel, soft_peak - BELOW * bump_peak, "upper", "upper")
-        out["upper"] = n * log_norm + math.log((upper + tail_soft + BELOW * tail_bump) * grow)
-    if "lower" not in sides:
-        return out
+        value = trapezoid(soft - BELOW * bump, soft_peak - BELOW * bump_peak, "upper")
+        return n * log_norm + n * norm_error + math.log(value + tail_soft + BELOW * tail_bump)
     # The bump's expectation is subtracted: its upper bound (aliases only add to it).
-    bump_sum = math.log(2) * trapezoid(bump, bump_peak, "lower", "upper")
-    tail_bump *= math.log(2)
+    bump_sum = math.log(2) * (trapezoid(bump, bump_peak, "upper") + tail_bump)
     # Aliasing of the softplus term (module docstring): bulk [-low, high].
     low, high, sd = bulk
-    outside = _tails(values, tilted, n, sd).outside(low, high)
-    near, far = period - low - shift, period - high - shift
+    outside = law.tilted_tails(theta, n, _chernoff_grid(sd)).outside(low, high)
+    near, far = period - low, period - high
     q = math.exp(-theta * period)
     right = math.exp(-theta * near) * (
         (near + width * math.log(2)) / (1 - q) + period * q / (1 - q) ** 2
     )
     left = width * math.exp(-far * (1 / width - theta)) / -math.expm1(-period * (1 / width - theta))
     peak = max(width, math.exp(theta * width * math.log(2) - 1) / theta)
-    aliasing = growth * (mass_sum**n * (right + left) + outside * (peak + soft_peak / period))
-    shrink = math.exp(-n * math.log1p(kappa))
-    value = (trapezoid(soft, soft_peak, "lower", "lower") - tail_soft - aliasing) * shrink - (
-        bump_sum + tail_bump
-    ) * grow
-    out["lower"] = n * log_norm + math.log(value) if value > 0 else -math.inf
-    return out
+    aliasing = right + left + outside * (peak + soft_peak / period)
+    value = trapezoid(soft, soft_peak, "lower") - tail_soft - aliasing - bump_sum
+    return n * log_norm - n * norm_error + math.log(value) if value > 0 else -math.inf
 
 
 def smoothed_bounds(
@@ -318,13 +324,14 @@ def smoothed_bounds(
     Parameters
     ----------
     values : ndarray
-        The values ``v_k`` of W (any reals; include 0 for the zero class).
+        The values ``v_k`` of W (any reals; the value 0 for the reports outside the
+        blanket, whose mass absorbs the masses' errors).
     log_mass : ndarray
         Natural logs of their masses (positive masses summing to 1 up to ``mass_error``).
     n : int
         Number of terms, >= 1.
     mass_error : float
-        Relative error of each mass.
+        Relative error of each mass of a non-zero value.
     position_errors : ndarray
         Bound on the error of each value (same units as ``values``): the upper side
         is evaluated at ``values + position_errors``, the lower at ``values - ...``.
@@ -342,24 +349,28 @@ def smoothed_bounds(
     Raises
     ------
     SmoothingError
-        If more than ``MAX_NODES`` Fourier nodes would be needed.
+        If more than ``MAX_NODES`` Fourier nodes would be needed, or no mass at 0
+        can absorb the masses' errors.
     """
     values = np.asarray(values, dtype=np.float64)
     log_mass = np.asarray(log_mass, dtype=np.float64)
-    ups, downs = values + position_errors, values - position_errors
-    if float(np.max(ups)) <= 0.0:
+    if float(np.max(values + position_errors)) <= 0.0:
         return 0.0, 0.0
     theta = saddle_tilt(values, log_mass, n, saddle)
     log_tilted = log_mass + theta * values
     tilted = np.exp(log_tilted - log_sum_exp(log_tilted))
     mean = float(np.dot(tilted, values))
     sd = math.sqrt(max(n * float(np.dot(tilted, (values - mean) ** 2)), 1e-300))
-    # The bulk of both shifted laws: reach of the unshifted one plus the largest shift.
-    tails = _tails(values, tilted, n, sd)
-    high, low = tails.reach(math.log(_BULK_TAIL))
-    shift = n * float(np.max(position_errors))
-    low, high = max(low, 0.0) + shift, max(high, 0.0) + shift
+    masses = np.exp(log_mass)
+    sides = ("upper",) if upper_only else ("upper", "lower")
+    laws = {s: _side_law(values, masses, position_errors, mass_error, s) for s in SIDES}
+    # The bulk of both laws (also for the upper side alone: the same nodes, the same value).
+    low = high = 0.0
+    for law in laws.values():
+        above, below = law.tilted_tails(theta, n, _chernoff_grid(sd)).reach(math.log(_BULK_TAIL))
+        low, high = max(low, below), max(high, above)
     scale = min(1.0 / theta, sd)
+    logs = {"lower": -math.inf}
     for attempt in range(_RETRIES + 1):
         width = smoothing * scale / _RETRY_FACTOR**attempt
         period = max(low + _REACH / theta, high + _REACH * width)
@@ -370,17 +381,11 @@ def smoothed_bounds(
             if attempt:
                 break
             raise SmoothingError(f"{needed} Fourier nodes needed (limit {MAX_NODES})")
-        common = (n, theta, width, period, count, (low, high, sd), mass_error)
+        common = (n, theta, width, period, count, (low, high, sd))
+        logs = {s: _evaluate(laws[s], *common, s) for s in sides}
         if upper_only:
-            logs = _evaluate(values, log_mass, *common, shift, ("upper",))
             logs["lower"] = -math.inf
             break
-        if theta * shift <= _SHARED_SHIFT:
-            # One characteristic function; the kernels move by +-shift (module docstring).
-            logs = _evaluate(values, log_mass, *common, shift, ("upper", "lower"))
-        else:
-            logs = _evaluate(ups, log_mass, *common, 0.0, ("upper",))
-            logs.update(_evaluate(downs, log_mass, *common, 0.0, ("lower",)))
         # Atoms of S within ~w of 0 make the bracket first order in w: narrow it.
         if -math.expm1(logs["lower"] - logs["upper"]) <= _TARGET or count == MAX_NODES:
             break

@@ -245,7 +245,8 @@ def _check_bases(
     )
     if randomizer is not None and not isinstance(randomizer, Randomizer):
         return  # pld.shuffle names it
-    if randomizer is not None and analysis != "clones":
+    own_clones = getattr(randomizer, "clone_probability", None) is not None
+    if randomizer is not None and analysis != "clones" and not own_clones:
         limit = randomizer.max_blanket_users
         if limit is not None and largest > limit:
             raise BudgetError(

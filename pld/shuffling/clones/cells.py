@@ -21,9 +21,12 @@ from pld.engine import (
     choose_loss_grid_step,
     max_grid_points,
 )
+from pld.numerics import UNIT_ROUNDOFF
 from pld.shuffling.clones.pair import (
     _ClonesPair,
     _outside_mass,
+    _outside_rows,
+    _row_weights,
     _Rows,
     _rows,
 )
@@ -71,6 +74,20 @@ _numpy_scattered = 0
 #: Lattice points walked per call of the numba kernel: calls of ~0.1 s, between
 #: which Python sees Ctrl-C.
 KERNEL_CHUNK_POINTS = 20_000_000
+
+#: Cost of one cell-row step of the row recurrence (:mod:`pld.shuffling.clones.recurrence`)
+#: in walked points: about 6-8 ns, as a point of the walk (measured at
+#: n = 10^8 - 10^9). The recurrence is used where it is cheaper.
+RECURRENCE_STEP_POINTS = 1.0
+
+#: The walk is kept below this many points (about 0.2 s), and wherever a cell holds
+#: few points of a row: there its exact per-point sums are as fast and carry the
+#: smaller error bound (the recurrence's bound grows where a cell holds few points).
+RECURRENCE_MIN_POINTS = 2**25
+
+#: Rows between fresh sums of the recurrence (as :data:`recurrence.ANCHOR_ROWS`,
+#: which imports numba; used here only for the work estimate).
+ANCHOR_ROWS = 4096
 
 
 def _window_betas(totals: np.ndarray, lows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -211,8 +228,9 @@ class ClonesCells:
 
     ``log_p[i]``, ``log_q[i]`` are the logs of the P- and Q-mass of the kept
     points whose privacy loss lies in ``[cells[i] * step, (cells[i] + 1) * step)``.
-    ``truncated_mass`` is the P-mass (equal to the Q-mass) of the points left
-    out, ``lattice_points`` the number of points kept (each counted once).
+    ``truncated_mass`` bounds the P-mass (equal to the Q-mass) of the points left
+    out, ``lattice_points`` is the number of points kept (each counted once) and
+    ``mass_error`` a bound on the relative error of every merged mass.
     """
 
     log_p: np.ndarray
@@ -221,6 +239,7 @@ class ClonesCells:
     step: float
     truncated_mass: float
     lattice_points: int
+    mass_error: float = MERGED_MASS_RELATIVE_ERROR
 
 
 def _loss_std(cell_p: np.ndarray, cell_q: np.ndarray) -> float:
@@ -268,7 +287,7 @@ def _cells_on_default_grid(pair: _ClonesPair, truncation: str, tail_mass: float)
 
 
 def _work_estimate(pair: _ClonesPair, truncation: str, tail_mass: float) -> tuple[float, float]:
-    """Upper estimates of the rows and of the lattice points that the kernel walks.
+    """Upper estimates of the rows and of the lattice points that a walk would visit.
 
     At most (rows) x (widest row), with both windows in closed form. For
     X ~ Bin(N, ρ) and L = log(4/τ), Hoeffding's window (``truncation="hoeffding"``)
@@ -276,6 +295,12 @@ def _work_estimate(pair: _ClonesPair, truncation: str, tail_mass: float) -> tupl
     Bernstein's, P(|X - Nρ| > t) <= τ/4 per side for
     t = sqrt(2 N ρ (1 - ρ) L) + 2 L / 3, so the smaller of the two is used.
     """
+    rows, widest, _ = _windows(pair, truncation, tail_mass)
+    return rows, rows * widest
+
+
+def _windows(pair: _ClonesPair, truncation: str, tail_mass: float) -> tuple[float, float, float]:
+    """(rows, widest row, half-width of the widest row's a-window), all upper estimates."""
     log_tail = math.log(4.0 / tail_mass)
     trials = pair.n - 1.0
 
@@ -289,17 +314,42 @@ def _work_estimate(pair: _ClonesPair, truncation: str, tail_mass: float) -> tupl
     spread = half_width(trials, pair.rho)
     rows = min(trials + 1.0, 2.0 * spread) + 2.0
     largest = min(trials, pair.rho * trials + spread) + 1.0
-    widest = min(largest + 1.0, 2.0 * half_width(largest, 0.5)) + 2.0
-    return rows, rows * widest
+    half = half_width(largest, 0.5)
+    widest = min(largest + 1.0, 2.0 * half) + 2.0
+    return rows, widest, half
+
+
+def _recurrence_estimate(
+    pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None
+) -> float:
+    """Upper estimate of the work of the row recurrence (:mod:`recurrence`), in walk points.
+
+    Rows x cells of the kept loss range (the loss at the widest row's window end,
+    2 (1 - r) h / ((1 + r) t) near a = b with h the a-window's half-width, on the
+    given grid or, by default, 64 cells per standard deviation of the loss, about
+    1 / (4 sqrt(L)) of that range), each cell-row about ``RECURRENCE_STEP_POINTS``
+    points, plus a walk over one row every ``ANCHOR_ROWS`` rows and the probe.
+    """
+    rows, widest, half = _windows(pair, truncation, tail_mass)
+    if step is None:
+        cells = 2.0 * 64.0 * math.sqrt(2.0 * math.log(4.0 / tail_mass)) * 1.2
+    else:
+        t = max(pair.rho * (pair.n - 1.0), 1.0)
+        reach = 2.0 * pair.one_minus_r * half / ((1.0 + pair.r) * t)
+        cells = 2.0 * min(1.5 * reach, pair.eps0) / step + 4.0
+    anchors = rows / ANCHOR_ROWS + 1.0
+    return rows * cells * RECURRENCE_STEP_POINTS + (anchors + PROBE_ROWS) * widest
 
 
 def _work_points(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> float:
-    """The work of a construction in grid points: each lattice point walked
-    (:func:`_work_estimate`) costs ``1 / LATTICE_POINTS_PER_GRID_POINT`` grid point, plus
-    the per-row arrays and the cells of [-ε0, ε0]."""
+    """The work of a construction in grid points: the cheaper of the walk (each lattice
+    point of :func:`_work_estimate`) and the row recurrence (:func:`_recurrence_estimate`)
+    costs ``1 / LATTICE_POINTS_PER_GRID_POINT`` grid point per point, plus the per-row
+    arrays and the cells of [-ε0, ε0]."""
     rows, lattice = _work_estimate(pair, truncation, tail_mass)
+    work = min(lattice, _recurrence_estimate(pair, truncation, tail_mass, step))
     cells = DEFAULT_MAX_CELLS if step is None else 2 * pair.eps0 / step
-    return lattice / LATTICE_POINTS_PER_GRID_POINT + 8 * rows + cells
+    return work / LATTICE_POINTS_PER_GRID_POINT + 8 * rows + cells
 
 
 def _largest_n(pair: _ClonesPair, truncation: str, tail_mass: float, step: float | None) -> int:
@@ -349,8 +399,8 @@ def _check_work(pair: _ClonesPair, truncation: str, tail_mass: float, step: floa
             knobs.append(f"tail_mass={fitting[0]:g} (a looser bound)")
     check_grid_points(
         points,
-        f"clones(n={pair.n}, eps0={pair.eps0:g}) (about {lattice:.3g} lattice points to walk "
-        f"in {rows:.3g} rows)",
+        f"clones(n={pair.n}, eps0={pair.eps0:g}) (about {lattice:.3g} lattice points in "
+        f"{rows:.3g} rows)",
         "use " + ", or ".join(knobs) if knobs else "no other setting of clones fits",
     )
 
@@ -420,14 +470,7 @@ class _Scattered:
 
 def _scatter(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -> _Scattered:
     """Scatter the kept rows (every ``row_stride``-th one, for a probe) onto the grid."""
-    eps0 = pair.eps0
-    first_cell = math.floor(-eps0 / step) - 1
-    n_cells = math.floor(eps0 / step) - first_cell + 2
-    check_grid_points(
-        n_cells,
-        f"[-eps0, eps0] = [-{eps0:g}, {eps0:g}] on the grid of step {step:g} nats",
-        f"increase loss_grid_step (to at least {2 * eps0 / max_grid_points():.3g})",
-    )
+    first_cell, n_cells = _grid(pair, step)
     totals = np.ascontiguousarray(rows.totals[::row_stride])
     low = np.ascontiguousarray(rows.low[::row_stride])
     cell_p = np.zeros(n_cells)
@@ -488,5 +531,102 @@ def _merged(pair: _ClonesPair, rows: _Rows, scattered: _Scattered) -> ClonesCell
 
 
 def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float) -> ClonesCells:
-    """The merged atoms of every kept row on the grid of ``step``."""
+    """The merged atoms of every kept row on the grid of ``step``: walked point by point,
+    or by the row recurrence where it is the cheaper (many points per cell)."""
+    walk = float(np.sum(rows.totals - 2 * rows.low + 1))
+    span = _kept_cells(pair, rows, step)
+    recurrence_work = rows.low.size * (span[1] - span[0]) * RECURRENCE_STEP_POINTS
+    if walk > RECURRENCE_MIN_POINTS and 4 * recurrence_work < walk and not rows.include_origin:
+        return _merged_recurrence(pair, rows, step, span)
     return _merged(pair, rows, _scatter(pair, rows, step))
+
+
+def _grid(pair: _ClonesPair, step: float) -> tuple[int, int]:
+    """(first cell, number of cells) of the grid of ``step`` over [-ε0, ε0], within the budget."""
+    eps0 = pair.eps0
+    first_cell = math.floor(-eps0 / step) - 1
+    n_cells = math.floor(eps0 / step) - first_cell + 2
+    check_grid_points(
+        n_cells,
+        f"[-eps0, eps0] = [-{eps0:g}, {eps0:g}] on the grid of step {step:g} nats",
+        f"increase loss_grid_step (to at least {2 * eps0 / max_grid_points():.3g})",
+    )
+    return first_cell, n_cells
+
+
+def _kept_cells(pair: _ClonesPair, rows: _Rows, step: float) -> tuple[int, int]:
+    """[low, high) indices (into the grid of :func:`_grid`) of the cells holding the loss
+    of every row's a-window, one cell of margin each side."""
+    first_cell, n_cells = _grid(pair, step)
+    t = rows.totals.astype(np.float64)
+    low = rows.low.astype(np.float64)
+    blanket_t = pair.blanket * (pair.n - t)
+
+    def loss(a: np.ndarray) -> np.ndarray:
+        return np.log((a + pair.r * (t - a) + blanket_t) / (pair.r * a + (t - a) + blanket_t))
+
+    with np.errstate(divide="ignore"):
+        bottom, top = float(np.min(loss(low))), float(np.max(loss(t - low)))
+    bottom, top = max(bottom, -pair.eps0), min(top, pair.eps0)
+    low_cell = max(0, math.floor(bottom / step) - first_cell - 1)
+    high_cell = min(n_cells, math.floor(top / step) - first_cell + 2)
+    return low_cell, max(high_cell, low_cell + 1)
+
+
+def _merged_recurrence(
+    pair: _ClonesPair, rows: _Rows, step: float, span: tuple[int, int]
+) -> ClonesCells:
+    """The merged atoms by the row recurrence (:mod:`pld.shuffling.clones.recurrence`).
+
+    Every point of the kept rows whose loss lies in the cells ``span`` is kept (a
+    superset of the a-windows); the row weights come from Loader's pmf
+    (:mod:`pld.numerics.binomial_pmf`), the error bounds from the recurrence, and
+    the left-out mass is the recurrence's bound within the rows plus the exact mass
+    of the rows left out. Runs in chunks of whole anchor periods (Ctrl-C between them).
+    """
+    from pld.shuffling.clones.recurrence import ANCHOR_ROWS, scatter_rows
+
+    first_cell, n_cells = _grid(pair, step)
+    low_cell, high_cell = span
+    edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
+    totals = rows.totals
+    weight, weight_error = _row_weights(pair, totals)
+    cell_p, cell_q, error_p, error_q = (np.zeros(n_cells) for _ in range(4))
+    per_row = max(high_cell - low_cell, 1) * RECURRENCE_STEP_POINTS
+    chunk = ANCHOR_ROWS * max(1, int(KERNEL_CHUNK_POINTS // (ANCHOR_ROWS * per_row)))
+    outside = 0.0
+    for start in range(0, totals.size, chunk):
+        stop = min(start + chunk, totals.size)
+        outside += scatter_rows(
+            int(totals[start]),
+            weight[start:stop],
+            weight_error[start:stop],
+            pair.n,
+            pair.r,
+            pair.blanket,
+            edges,
+            low_cell,
+            high_cell,
+            cell_p,
+            cell_q,
+            error_p,
+            error_q,
+            ANCHOR_ROWS,
+        )
+    keep = np.flatnonzero(cell_p > 0)
+    # The sums over rows add positive terms: rows u of each total on top of the bounds.
+    accumulation = totals.size * UNIT_ROUNDOFF
+    mass_error = max(
+        float(np.max(error_p[keep] / cell_p[keep], initial=0.0)),
+        float(np.max(error_q[keep] / cell_q[keep], initial=0.0)),
+    )
+    return ClonesCells(
+        log_p=np.log(cell_p[keep]),
+        log_q=np.log(cell_q[keep]),
+        cells=keep + first_cell,
+        step=step,
+        # Boost's tails of C (values near 1e-13) to a relative 1e-9, with margin.
+        truncated_mass=outside * (1.0 + 1e-12) + _outside_rows(pair, rows) * (1.0 + 1e-9),
+        lattice_points=int(np.sum(totals + 1)),
+        mass_error=max(mass_error + accumulation, MERGED_MASS_RELATIVE_ERROR),
+    )

@@ -70,14 +70,21 @@ composition). The kept points are never all materialised: a numba kernel (or,
 for few rows, a vectorised numpy pass) walks each row, where the loss is monotone
 in a, and adds the P- and Q-mass of the points whose loss lies in each grid cell
 [k h, (k+1) h) into one merged atom per cell (docs/architecture.md, "Merged
-atoms"). Memory is O(row width + ε0/h) (numpy pass: O(rows x row width)). The
+atoms"). Memory is O(row width + ε0/h) (numpy pass: O(rows x row width)). Where a
+cell holds many points of a row (large n: 140 at n = 10^9, ε0 = 1), the cells'
+binomial sums are instead carried from row to row by Pascal's rule
+(:mod:`pld.shuffling.clones.recurrence`, docs/large-populations.md §1): O(rows x
+cells) work, an error bound carried with the sums, independent of n; the same
+recurrence gives the grid-free δ(ε) of :func:`clones_delta_bounds`. The
 default grid follows the engine's rule for the loss's standard deviation
 (:func:`pld.engine.choose_loss_grid_step`), measured on a probe pass.
 
-Binomial probabilities for large n come from Boost's pmf/cdf/sf (those of
-``scipy.stats.binom``, called through :mod:`pld.numerics.binomial`), which agree with 30-digit
-values to ~1e-12 relative at n = 5e6;
-``scipy.special.bdtr`` (Cephes) and ``binom.logpmf`` were off by ~5e-9 there.
+Binomial probabilities: Boost's pmf/cdf/sf (those of ``scipy.stats.binom``, called
+through :mod:`pld.numerics.binomial`) for the windows and the walk, which agree with
+30-digit values to ~1e-12 relative at n = 5e6 (2e-11 at 5.4e8);
+``scipy.special.bdtr`` (Cephes) and ``binom.logpmf`` were off by ~5e-9 there. The
+recurrence and the grid-free δ use Loader's pmf (:mod:`pld.numerics.binomial_pmf`),
+whose error does not grow with n.
 """
 
 from __future__ import annotations
@@ -89,9 +96,8 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import check_grid_points
-from pld.numerics import binomial
+from pld.numerics import UNIT_ROUNDOFF
 from pld.shuffling.clones.cells import (
-    MERGED_MASS_RELATIVE_ERROR,
     ClonesCells,
     _cells,
     _check_work,
@@ -101,14 +107,13 @@ from pld.shuffling.clones.pair import (
     MAX_EPS0,
     _analysed_pair,
     _clone_cdf,
-    _clone_pmf,
     _clone_quantiles,
     _clone_sf,
     _ClonesPair,
-    _half_cdf,
     _lattice_log_pmfs,
     _lattice_mass_error,
     _pair,
+    _row_weights,
 )
 
 __all__ = [
@@ -127,15 +132,12 @@ __all__ = [
 #: :func:`clones_delta_bounds` (it widens the bracket by twice this).
 _HOCKEY_STICK_TAIL = 1e-18
 
-#: Relative accuracy of Boost's binomial pmf/cdf/sf as used here (measured
-#: ~1e-12 against 30-digit sums at n = 5e6), with a 100x margin.
-_BINOMIAL_RELATIVE_ERROR = 1e-10
 
 TRUNCATIONS = ("quantile", "hoeffding", "exact")
 
 #: A row of the grid-free hockey stick costs about this many grid points of
-#: work per eps (a few scipy binomial evaluations).
-HOCKEY_STICK_ROW_COST = 8
+#: work per eps (one recurrence step, about 10 ns).
+HOCKEY_STICK_ROW_COST = 1
 
 
 def clones_pmfs(n: int, eps0: float, p: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -296,7 +298,7 @@ def clones(
         truncated_mass_p=merged.truncated_mass,
         truncated_mass_q=merged.truncated_mass,
         max_loss=pair.eps0,
-        mass_relative_error=MERGED_MASS_RELATIVE_ERROR,
+        mass_relative_error=merged.mass_error,
     )
 
 
@@ -304,7 +306,14 @@ def clones(
 
 
 def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bracket on H_{e^eps}(P || Q) by exact row sums (the method of Feldman et al. 2021)."""
+    """Bracket on H_{e^eps}(P || Q) by exact row sums (the method of Feldman et al. 2021).
+
+    The rows' binomial tails are carried from row to row
+    (:func:`pld.shuffling.clones.recurrence.hockey_stick_rows`, with its error bound);
+    the row weights come from Loader's pmf (:mod:`pld.numerics.binomial_pmf`).
+    """
+    from pld.shuffling.clones.recurrence import hockey_stick_rows
+
     trials = pair.n - 1
     c_lo, c_hi = _clone_quantiles(pair, _HOCKEY_STICK_TAIL)
     check_grid_points(
@@ -314,39 +323,30 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
         "use a smaller n or fewer eps values",
     )
     totals = np.arange(max(c_lo, 1), c_hi + 2, dtype=np.int64)
-    row_weight = pair.weight_a * _clone_pmf(pair, totals - 1)
-    blanket_t = pair.blanket * (pair.n - totals)
-    gamma = blanket_t / totals
+    row_weight, weight_error = _row_weights(pair, totals)
     # Mass of the rows left out: T = C + 1 w.p. 1 - w2, T = C w.p. w2 (row 0 is loss 0).
     outside = (1.0 - pair.w2) * (_clone_cdf(pair, c_lo - 2) + _clone_sf(pair, c_hi))
     origin = pair.w2 * math.exp(trials * pair.log_one_minus_rho)
     if pair.w2 > 0.0:
         outside += pair.w2 * (_clone_sf(pair, c_hi + 1) + _clone_cdf(pair, c_lo - 1))
-    from pld.shuffling.clones.kernels import _row_thresholds
-
+    outside *= 1.0 + 1e-9  # Boost's tails of C, with margin
     lower = np.empty(eps.size)
     upper = np.empty(eps.size)
     for index, value in enumerate(eps):
-        start = _row_thresholds(value, totals, blanket_t, pair.r, pair.one_minus_r)
-        # Row sums over a >= k = start of β(a) and of β(a - 1) are P(X >= k) and
-        # P(X >= k) + β(k - 1), X ~ Bin(t - 1, 1/2). Then, per row and without the
-        # cancellation of P - e^ε Q when P ≈ Q (small ε0),
-        #   P - e^ε Q = w [(1 - e^ε)(1 + r + 2γ) P(X >= k) + (1 - e^(ε-ε0) + γ (1 - e^ε)) β(k-1)].
-        # P(X >= k) = 1 - P(X <= k - 1) = P(X <= t - 1 - k): the second form above the median.
-        upper_side = start > (totals - 1) // 2
-        tail = np.empty(totals.size)
-        up, down = totals[upper_side], totals[~upper_side]
-        tail[upper_side] = _half_cdf(up - 1 - start[upper_side], up - 1)
-        tail[~upper_side] = 1.0 - _half_cdf(start[~upper_side] - 1, down - 1)
-        edge = np.where(
-            (start >= 1) & (start <= totals), binomial.pmf(start - 1, totals - 1, 0.5), 0.0
+        total, slack = hockey_stick_rows(
+            float(value),
+            int(totals[0]),
+            row_weight,
+            weight_error,
+            pair.n,
+            pair.r,
+            pair.one_minus_r,
+            pair.blanket,
+            pair.eps0,
         )
-        tail_term = row_weight * -math.expm1(value) * (1.0 + pair.r + 2.0 * gamma) * tail
-        edge_term = row_weight * (-math.expm1(value - pair.eps0) - gamma * math.expm1(value)) * edge
-        total = float(np.sum(tail_term) + np.sum(edge_term))
         if c_lo == 0:
             total += origin * max(0.0, -math.expm1(value))
-        slack = _BINOMIAL_RELATIVE_ERROR * float(np.sum(np.abs(tail_term) + np.abs(edge_term)))
+            slack += 4.0 * UNIT_ROUNDOFF * origin
         lower[index] = max(0.0, total - slack)
         upper[index] = min(1.0, total + slack + outside)
     return lower, upper
@@ -366,8 +366,8 @@ def clones_delta_bounds(
     loss increases with a, so the points with loss above ε form a range
     a >= a_ε(t) whose P- and Q-mass are binomial tails (module docstring). Rows
     whose C-probability is below 1e-18 per tail are left out and their mass is
-    added to the upper value; a relative 1e-10 of the summed terms covers the
-    round-off of Boost's binomial tails and pmf.
+    added to the upper value. The rows' binomial tails are carried from row to row
+    with an error bound that does not grow with n (docs/large-populations.md §1).
     An independent check of :func:`clones` (no grid, no FFT), for one round only.
 
     Parameters
