@@ -60,7 +60,11 @@ def _relations(value: Any) -> tuple[str, ...]:
 class PLDEvent(dp_event.DpEvent):
     """A ``DpEvent`` holding a :class:`pld.PLD`, valid under the neighbouring relations it names.
 
-    Parameters
+    Built as ``PLDEvent(loss, neighboring_relations)``. Equality and hashing are by
+    the identity of ``loss`` (a PLD's masses are not hashed), so one object
+    composed many times is converted once.
+
+    Attributes
     ----------
     loss : PLD
         Any PLD, one round or composed (the accountant composes it as given, on
@@ -74,9 +78,6 @@ class PLDEvent(dp_event.DpEvent):
         ``pld.poisson_subsample`` take ``adjacency=``; ``pld.random_allocation``
         and ``pld.subsampled_gaussian`` are add/remove). The accountant refuses
         the event under a relation it does not name.
-
-    Equality and hashing are by the identity of ``loss`` (a PLD's masses are not
-    hashed), so one object composed many times is converted once.
     """
 
     loss: PLD = attr.ib(converter=_loss)
