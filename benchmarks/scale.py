@@ -15,7 +15,8 @@ Workloads and targets (docs/large-populations.md):
 * ``shuffle(local_hashing(eps0 = 2, domain = 100), 10^9)``, 1000 rounds: <= 15 s, bracket
   <= 1 %, upper <= the upper at n = 10^7 (printed beside it);
 * 10-RR, eps0 = 1, n = 10^8, one round eps(1e-6): the grid-free ``clones_epsilon_bounds``
-  with k-RR's clone parameter 1/(e^eps0 + 9) and the PLD of ``pld.shuffle``, against Wang
+  at k-RR's proven clone probability 1/(e^eps0 + 1) (``clone_probability``, the stronger
+  pair: docs/clones-validity.md) and the PLD of ``pld.shuffle``, against Wang
   et al.'s (2024) research code (``amplificationUB`` of ``unifiedamplification.py`` with
   ``--wang-steps`` bisection steps; its README's setting is 12-20): <= their value
   (+0.01 %), >= 5x faster. It is not a pip package and is not vendored: point
@@ -121,7 +122,7 @@ def krr_table(repeats: int, wang: str | None, steps: int) -> None:
     from pld.shuffling.clones import clones_epsilon_bounds
 
     n, eps0, k = 10**8, 1.0, 10
-    p = 1.0 / (math.exp(eps0) + k - 1)
+    p = pld.randomizers.krr(k, eps0=eps0).clone_probability
     rows = []
 
     def grid_free():

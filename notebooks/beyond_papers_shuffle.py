@@ -54,7 +54,7 @@ one_round = {
     "blanket (pld.shuffle)": pld.shuffle(randomizer, n, analysis="blanket"),
     "weak adversary (pld.krr)": pld.krr(n, k, gamma, adversary="weak"),
     "strong adversary (pld.krr)": pld.krr(n, k, gamma, adversary="strong"),
-    f"clones, eps0 = {randomizer.eps0:.4f}": pld.clones(n, randomizer.eps0),
+    f"clones, eps0 = {randomizer.eps0:.4f}": pld.clones(n, randomizer.eps0, variant="stronger"),
     "protocol lower bound (observer)": pld.shuffle_observer(randomizer, n),
 }
 print(f"five one-round PLDs built in {time.perf_counter() - start:.1f} s")

@@ -15,20 +15,21 @@
 # %% [markdown]
 # # Koskela et al. (2023), Figure 1: shuffled ε0-LDP, PLD against RDP and against Feldman et al.
 #
-# δ(ε) of the shuffle of n = 10⁴ users, each running any ε0 = 4 local randomiser, after
+# δ(ε) of the shuffle of n = 10⁴ users, each running an ε0 = 4 local randomiser, after
 # T = 1 and T = 2 rounds. Curves:
 #
-# * **PLD** (`pld.clones` + FFT composition): the bracket (lower, upper) of the clones
-#   dominating pair of Feldman, McMillan and Talwar (Koskela et al. (2023), eq 3.1); the
-#   upper value is the guarantee.
+# * **PLD** (`pld.clones(..., variant="stronger")` + FFT composition): the bracket (lower,
+#   upper) of the stronger clones pair of Feldman, McMillan and Talwar (Koskela et al. (2023),
+#   eq 3.1), the pair of the figure. After the erratum of Feldman, McMillan and Talwar (2023)
+#   it is proven for randomisers such as k-RR, not for every ε0-LDP randomiser
+#   (docs/clones-validity.md); `pld.clones`' default is the standard pair below.
 # * **RDP of the same pair** (`pld.rdp.from_pld`, orders 1.05…256), converted to δ(ε) with
 #   Liew and Takahashi (2022), Lemma 2 (`pld.rdp.to_delta`), composed by adding RDP curves.
 # * **Feldman et al. (2021), numerical, T = 1**: their method, exact binomial row sums of
 #   the hockey stick of the pair, without a grid (`clones_delta_bounds`). The paper does not
-#   say which version of their pair it used; we show both the "2022 pair" of Feldman,
-#   McMillan and Talwar (2023) (arXiv 2022; clone probability 2/(e^ε0+1), the one
-#   `pld.clones` uses) and the original "2021 pair" of Feldman, McMillan and Talwar (2021)
-#   (clone probability e^-ε0, dashed).
+#   say which version of their pair it used; we show both the stronger pair (clone
+#   probability 2/(e^ε0+1)) and the standard 2021 pair (clone probability e^-ε0, dashed; the
+#   default of `pld.clones`).
 # * **T = 2 with the composition theorem of Kairouz et al. (2015)**: the single-round curve
 #   δ1(ε1) of Feldman et al.'s method composed with the *optimal* composition theorem (Thm 3.3):
 #   δ(ε) = min over ε1 of 1 − (1 − δ1(ε1))² (1 − δ_RR(ε; ε1)), δ_RR the exact hockey stick of
@@ -64,7 +65,7 @@ eps = np.linspace(0.0, 1.5, 31 if QUICK else 61)
 orders = np.concatenate([1.0 + np.geomspace(0.05, 1.0, 12)[:-1], np.arange(2, 257)])
 
 start = time.perf_counter()
-one_round = pld.clones(n, eps0, tail_mass=1e-15)
+one_round = pld.clones(n, eps0, variant="stronger", tail_mass=1e-15)
 two_rounds = one_round.self_compose(2)
 print(f"PLD build + compose: {time.perf_counter() - start:.2f} s, {one_round}")
 pld_1 = one_round.delta_bounds(eps)
@@ -74,11 +75,11 @@ rdp = pld.rdp.from_pld(one_round, orders, infinity_loss=eps0)  # loss of the pai
 rdp_1 = np.array([pld.rdp.to_delta(rdp, orders, e)[0] for e in eps])
 rdp_2 = np.array([pld.rdp.to_delta(2 * rdp, orders, e)[0] for e in eps])
 
-fmt_2022_lower, fmt_2022 = clones_delta_bounds(n, eps0, eps)
+fmt_2022_lower, fmt_2022 = clones_delta_bounds(n, eps0, eps, variant="stronger")
 # Two independent computations of the same pair's delta must have overlapping brackets.
 assert np.all(pld_1[0] <= fmt_2022 * (1 + 1e-9)) and np.all(fmt_2022_lower <= pld_1[1] * (1 + 1e-9))
 # The 2021 pair: C ~ Bin(n - 1, e^-eps0), weights e^eps0/(e^eps0+1) and 1/(e^eps0+1).
-fmt_2021 = clones_delta_bounds(n, eps0, eps, analysis="2021")[1]
+fmt_2021 = clones_delta_bounds(n, eps0, eps, variant="standard")[1]
 
 
 # %%
@@ -94,7 +95,8 @@ def rr_composed_delta(target, eps1, rounds):
 
 
 single_eps = np.linspace(0.0, 1.5, 61 if QUICK else 151)
-single_delta = clones_delta_bounds(n, eps0, single_eps)[1]  # upper side: a valid (eps1, delta1)
+# upper side: a valid (eps1, delta1)
+single_delta = clones_delta_bounds(n, eps0, single_eps, variant="stronger")[1]
 kairouz_2 = np.array(
     [np.min(1 - (1 - single_delta) ** 2 * (1 - rr_composed_delta(e, single_eps, 2))) for e in eps]
 )
@@ -147,7 +149,7 @@ print(
 for delta in (1e-4, 1e-6, 1e-8):
     low1, up1 = one_round.epsilon_bounds(delta)
     low2, up2 = two_rounds.epsilon_bounds(delta)
-    fmt = clones_epsilon_bounds(n, eps0, delta)[1]
+    fmt = clones_epsilon_bounds(n, eps0, delta, variant="stronger")[1]
     rdp_eps1 = pld.rdp.to_epsilon(rdp, orders, delta)[0]
     rdp_eps2 = pld.rdp.to_epsilon(2 * rdp, orders, delta)[0]
     kai = eps_at(kairouz_2, delta)

@@ -73,7 +73,7 @@ def certified_checkin_rdp(n, gamma, eps0, orders, tail=1e-15):
     high = int(stats.binom.isf(tail, n, gamma))
     terms = [np.full(orders.size, stats.binom.logpmf(0, n, gamma))]
     for k in range(low, high + 1):
-        base = pld.clones(k, eps0)
+        base = pld.clones(k, eps0, variant="stronger")  # the seed's pair (docs/clones-validity.md)
         rdp = pld.rdp.subsampled(
             lambda lams, base=base: pld.rdp.from_pld(base, lams), k / n, orders, eps_infinity=eps0
         )

@@ -26,7 +26,8 @@ collide with ``pld.clones``' clone probability, more private when larger). The
 true delta of check-in does not decrease with p: thinning the released multiset,
 each report kept independently with probability ``p'/p``, is a post-processing
 that gives check-in with ``p'`` exactly. So every p below a value that meets the
-target meets it too. The upper bound is not monotone in p (measured: n = 100,
+target meets it too. The upper bound is not monotone in p (measured with the
+stronger clones pair, ``variant="stronger"``: n = 100,
 eps0 = 2, eps = 0.5: 6.0e-3 at p = 0.33 but 5.0e-3 at p = 0.61, the clones bases
 of different counts; and at tiny deltas, e.g. n = 300, eps0 = 1, eps = 0.1: 1.6e-9
 at p = 0.005 and 2.2e-11 at p = 0.0075, the count blocks' floors). So for
@@ -266,7 +267,9 @@ def calibrate(
 ) -> Calibration:
     """The most generous value of ``param`` whose upper bound meets (target_eps, target_delta).
 
-    One line, e.g. the largest eps0 each of 10 000 users may use for 100 rounds::
+    One line, e.g. the largest eps0 each of 10 000 users may use for 100 rounds (1.372
+    with ``pld.clones``' standard pair, valid for any eps0-LDP randomizer; pass
+    ``variant="stronger"`` only where that pair is proven, docs/clones-validity.md)::
 
         pld.calibrate(pld.clones, "eps0", n=10_000, rounds=100,
                       target_eps=1.0, target_delta=1e-6).value

@@ -58,20 +58,26 @@ if TYPE_CHECKING:
 
 def _sampled_users(n: object, m: object) -> tuple[int, int]:
     """Validated population size ``n`` and users sampled per round ``m`` in [1, n]."""
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     m = validation.integer_at_least("m", m, 1)
     if m > n:
         raise ValueError(f"m must be an integer in [1, n] (got m={m}, n={n})")
     return n, m
 
 
-def _subsampled_clones(n: int, m: int, eps0: float, loss_grid_step: float | None = None) -> PLD:
+def _subsampled_clones(
+    n: int,
+    m: int,
+    eps0: float,
+    variant: str | None = None,
+    loss_grid_step: float | None = None,
+) -> PLD:
     """``m`` of ``n`` users sampled per round, their eps0-LDP reports shuffled."""
     from pld.shuffling.clones import clones
     from pld.subsampling import subsample
 
     n, m = _sampled_users(n, m)
-    base = clones(m, eps0, loss_grid_step=loss_grid_step)
+    base = clones(m, eps0, variant=variant, loss_grid_step=loss_grid_step)
     return subsample(base, m / n, loss_grid_step=loss_grid_step)
 
 
@@ -164,6 +170,7 @@ def _cli_checkin(
     eps0: float | None = None,
     randomizer: str | None = None,
     analysis: str = "best",
+    variant: str | None = None,
     adjacency: str = "replace",
     max_base_count: int | None = None,
     loss_grid_step: float | None = None,
@@ -181,7 +188,9 @@ def _cli_checkin(
     if randomizer is None:
         if given:
             raise ValueError(f"--{given[0]} needs --randomizer")
-        return checkin(n, p, eps0, **common)
+        return checkin(n, p, eps0, variant=variant, **common)
+    if variant is not None:
+        raise ValueError("--variant needs --eps0 without --randomizer")
     built = build_randomizer(randomizer, eps0=eps0, **options)
     return checkin(n, p, randomizer=built, analysis=analysis, **common)
 
@@ -231,6 +240,22 @@ def _subsampled_gaussian() -> tuple[MechanismSpec, ...]:
     )
 
 
+def _variant_option(context: str = "") -> Option:
+    """``--variant``: which clones pair (docs/clones-validity.md)."""
+    from pld.shuffling.clones import VARIANTS
+
+    return Option(
+        "--variant",
+        "variant",
+        str,
+        f"{context}the clones pair: standard (default; every eps0-LDP randomizer) or "
+        "stronger (only k-RR-like randomizers, docs/clones-validity.md)",
+        required=False,
+        default=None,
+        choices=VARIANTS,
+    )
+
+
 def _clones() -> tuple[MechanismSpec, ...]:
     from pld.shuffling.clones import clones
 
@@ -241,11 +266,13 @@ def _clones() -> tuple[MechanismSpec, ...]:
             options=(
                 N_OPTION,
                 EPS0_OPTION,
+                _variant_option(),
                 Option(
                     "--p",
                     "p",
                     float,
-                    "clone parameter in (0, 1/(e^eps0 + 1)] (default 1/(e^eps0 + 1))",
+                    "per-side clone probability in (0, 1/(e^eps0 + 1)], instead of --variant "
+                    "(valid for randomizers with R(x) >= p (R(x0) + R(x1)))",
                     required=False,
                     default=None,
                 ),
@@ -284,6 +311,7 @@ def _subsampled_shufflers() -> tuple[MechanismSpec, ...]:
                 N_OPTION,
                 M_OPTION,
                 EPS0_OPTION,
+                _variant_option(),
             ),
             build=_subsampled_clones,
         ),
@@ -445,6 +473,7 @@ def _checkin() -> tuple[MechanismSpec, ...]:
                     default="best",
                     choices=ANALYSES,
                 ),
+                _variant_option("with --eps0, "),
                 Option(
                     "--max-base-count",
                     "max_base_count",

@@ -33,15 +33,8 @@ from pld.distribution.composition import (
     one_round_factors,
     tilted_directions,
 )
-from pld.distribution.refinement import (
-    DEFAULT_REL_ACCURACY,
-    check_rel_accuracy,
-)
-from pld.engine import (
-    DEFAULT_TAIL_MASS,
-    LossPmf,
-    check_grid_points,
-)
+from pld.distribution.refinement import DEFAULT_REL_ACCURACY, check_rel_accuracy
+from pld.engine import DEFAULT_TAIL_MASS, LossPmf, check_grid_points
 
 #: Tilted compositions kept per PLD for later queries (:meth:`PLD._remember_view`).
 _KEPT_VIEWS = 4

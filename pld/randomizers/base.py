@@ -14,7 +14,7 @@ What differs between kinds of randomizer is behaviour of their classes, so that
 * :meth:`Randomizer.shuffle_profiles`: the profiles whose minimum an analysis is
   (``"best"``: the blanket profile and every other profile valid for this randomizer);
 * :meth:`Randomizer.shuffled_pld`: a PLD the randomizer knows without a profile (the
-  clones pair of an eps0-LDP randomizer, its own clones pair, its local mechanism);
+  clones pair proven for it, :attr:`Randomizer.clone_probability`; its local mechanism);
 * :meth:`Randomizer.observer`: a concrete pair of neighbouring datasets seen through a
   post-processing, whose lower bracket lower-bounds the protocol (``pld.shuffle_observer``);
 * :meth:`Randomizer.exact_matrix`: the matrix where exact enumeration is possible
@@ -61,17 +61,31 @@ class Randomizer(ABC):
 
     @property
     def clone_probability(self) -> float | None:
-        """A clone parameter p for which ``pld.clones(n, eps0, p)`` dominates the shuffle.
+        """Per-side clone probability p of the clones pair proven for this randomizer.
 
-        None unless the randomizer is known to satisfy the decomposition of Feldman,
-        McMillan and Talwar (2023), Lemma 3.5 (Koskela et al. 2023, §3.1): for every pair
-        (x0, x1) there are laws Q0, Q1, Q* with ``R(x) >= p Q0 + p Q1`` for every x,
-        ``R(x0) = e^eps0 p Q0 + p Q1 + (1 - p - e^eps0 p) Q*`` and the same with Q0, Q1
-        swapped for x1. The authors' erratum withdraws the general proof of that lemma for
-        p < 1/(e^eps0 + 1) (docs/references.md, errata), so a subclass states a smaller p
-        only where the decomposition is shown for it (k-RR: ``pld.randomizers.krr``).
+        ``pld.clones(n, eps0, p)`` dominates its shuffle when ``R(x) >= p (R(x0) + R(x1))``
+        for every input x and every pair x0 != x1 (docs/clones-validity.md, Theorem A;
+        Feldman, McMillan and Talwar (2021), §3). Every eps0-LDP randomizer allows
+        ``e^-eps0 / 2``, the standard pair (Feldman, McMillan and Talwar (2021),
+        Thm 3.2), which is this default; None when eps0 is not in (0, MAX_EPS0].
         """
-        return None
+        if not 0.0 < self.eps0 <= MAX_EPS0:
+            return None
+        return math.exp(-self.eps0) / 2.0
+
+    @property
+    def admits_stronger_clones(self) -> bool:
+        """Whether ``(e^eps0 + 1) R(x) >= R(x0) + R(x1)`` for all inputs x, x0, x1.
+
+        The class of the stronger clones pair (Feldman, McMillan and Talwar (2023),
+        Thm 3.1, as restricted by its erratum; docs/clones-validity.md, Theorem A):
+        then :attr:`clone_probability` is ``1/(e^eps0 + 1)``. False unless proven.
+        """
+        return False
+
+    #: Whether ``pld.shuffle``'s "best" is the clones pair alone, without the blanket
+    #: profile (binary randomised response overrides it).
+    clones_alone: bool = False
 
     # -- the blanket analysis ---------------------------------------------------------
 
@@ -133,9 +147,10 @@ class Randomizer(ABC):
     ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
         """The (lower, upper) brackets of the one-round profiles whose minimum ``analysis`` is.
 
-        ``"blanket"``: the blanket profile alone; ``"best"``: with the clones pair's
-        profile (``pld.clones(n, eps0)``, valid for every eps0-LDP randomizer) where it
-        beats the blanket profile at one of ``CLONES_PROBE`` points. The flag says
+        ``"blanket"``: the blanket profile alone; ``"best"``: with the profile of the
+        clones pair proven for this randomizer (``pld.clones(n, eps0, p)`` at
+        :attr:`clone_probability`) where it beats the blanket profile at one of
+        ``CLONES_PROBE`` points. The flag says
         whether every bracket is that of a convex privacy profile (then the lower PLD is
         built below every such profile between grid points). ``fineness`` (>= 1): how
         much finer than at its default the loss grid is, for randomizers whose blanket
@@ -143,15 +158,16 @@ class Randomizer(ABC):
         """
         lower, upper = self.blanket_profile(n, eps, lower_side=lower_side)
         components = [(lower, upper)]
-        if analysis == "best" and 0.0 < self.eps0 <= MAX_EPS0:
+        clone_p = self.clone_probability
+        if analysis == "best" and clone_p is not None:
             from pld.shuffling.clones import clones_delta_bounds
 
             # Probe CLONES_PROBE points first; where the clones pair does not win
             # there, the blanket values alone (valid) are kept everywhere.
             probe = np.unique(np.linspace(0, eps.size - 1, CLONES_PROBE).round().astype(int))
-            _, probe_upper = clones_delta_bounds(n, self.eps0, eps[probe])
+            _, probe_upper = clones_delta_bounds(n, self.eps0, eps[probe], clone_p)
             if np.any(probe_upper < upper[probe]):
-                components.append(clones_delta_bounds(n, self.eps0, eps))
+                components.append(clones_delta_bounds(n, self.eps0, eps, clone_p))
         return components, True
 
     def quick_profile_upper(self, n: int, eps: np.ndarray, analysis: str) -> np.ndarray:
@@ -166,23 +182,23 @@ class Randomizer(ABC):
     def shuffled_pld(self, n: int, analysis: str, loss_grid_step: float | None) -> PLD | None:
         """A one-round PLD of the shuffle that needs no profile, or None.
 
-        ``analysis="clones"``: the clones pair of an eps0-LDP randomizer; ``"best"``
-        with a known :attr:`clone_probability`: the randomizer's own clones pair (tight
-        for k-RR, ``pld.shuffling.shuffler``); eps0 = 0 (every input has the same output
-        law): the PLD of identical distributions.
+        ``analysis="clones"`` (and ``"best"`` where :attr:`clones_alone`): the clones
+        pair proven for this randomizer, at :attr:`clone_probability`
+        (docs/clones-validity.md); eps0 = 0 (every input has the same output law): the
+        PLD of identical distributions.
         """
         clone_p = self.clone_probability
-        own_clones = analysis == "best" and clone_p is not None and 0 < self.eps0 <= MAX_EPS0
-        if analysis == "clones" or own_clones:
+        alone = analysis == "best" and clone_p is not None and self.clones_alone
+        if analysis == "clones" or alone:
             if not math.isfinite(self.eps0):
                 raise ValueError(
                     "analysis='clones' needs an eps0-LDP randomizer (eps0 is infinite)"
                 )
             from pld.shuffling.clones import clones
 
-            if own_clones:
-                return clones(n, self.eps0, clone_p, loss_grid_step=loss_grid_step)
-            return clones(n, min(self.eps0, MAX_EPS0), loss_grid_step=loss_grid_step)
+            # Beyond MAX_EPS0 (clone_p is None): the standard pair at MAX_EPS0, as before.
+            eps0 = min(self.eps0, MAX_EPS0)
+            return clones(n, eps0, clone_p, loss_grid_step=loss_grid_step)
         if self.eps0 == 0.0:  # nothing leaks
             from pld.distribution import from_pmfs
             from pld.engine import DEFAULT_LOSS_GRID_STEP

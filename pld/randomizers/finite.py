@@ -25,11 +25,13 @@ observer :func:`pld.shuffling.observer.finite_observer` of its groups.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pld import validation
+from pld.numerics import MAX_EPS0
 from pld.randomizers.base import Randomizer
 
 if TYPE_CHECKING:
@@ -110,9 +112,48 @@ class FiniteRandomizer(Randomizer):
         return self._gamma
 
     @property
+    def admits_stronger_clones(self) -> bool:
+        """Whether ``(e^eps0 + 1) R(x)(y) >= R(x0)(y) + R(x1)(y)`` for all inputs x, x0 != x1
+        and outputs y, checked exactly.
+
+        The class of the stronger clones pair (docs/clones-validity.md, Theorem A). Per
+        output y the worst case is the smallest entry of column y against the sum of
+        its two largest, and e^eps0 is the largest ratio of two entries of a column;
+        both sides are compared in exact rationals of the matrix's floats. Every
+        randomizer with two inputs passes (x ranges over x0, x1 only).
+        """
+        if not 0.0 < self._eps0 <= MAX_EPS0:
+            return False
+        columns = np.sort(self._probs, axis=0)
+        used = columns[-1] > 0
+        low = [Fraction(float(v)) for v in columns[0, used]]
+        high = [Fraction(float(v)) for v in columns[-1, used]]
+        second = [Fraction(float(v)) for v in columns[-2, used]]
+        ratio = max(h / lo for h, lo in zip(high, low, strict=True))
+        return all((ratio + 1) * lo >= h + s for lo, h, s in zip(low, high, second, strict=True))
+
+    @property
     def clone_probability(self) -> float | None:
-        """None: no clone decomposition is known for a general matrix (see the base class)."""
-        return None
+        """Largest per-side clone probability p <= 1/(e^eps0 + 1) with
+        ``R(x) >= p (R(x0) + R(x1))`` for all inputs x and x0 != x1 (None if eps0 is
+        not in (0, MAX_EPS0]).
+
+        ``1/(e^eps0 + 1)`` (the stronger pair) when :attr:`admits_stronger_clones`;
+        else ``min_y min_x R(x)(y) / (sum of the two largest R(.)(y))``, lowered by a
+        relative 1e-12 for the float error of that ratio, and never below the
+        standard ``e^-eps0 / 2`` that every eps0-LDP randomizer allows
+        (docs/clones-validity.md, Theorem A and its corollaries).
+        """
+        standard = super().clone_probability
+        if standard is None:
+            return None
+        if self.admits_stronger_clones:
+            return 1.0 / (math.exp(self._eps0) + 1.0)
+        columns = np.sort(self._probs, axis=0)
+        top = columns[-1] + columns[-2]
+        used = top > 0
+        largest = float(np.min(columns[0, used] / top[used])) * (1.0 - 1e-12)
+        return min(max(standard, largest), 1.0 / (math.exp(self._eps0) + 1.0))
 
     def blanket_profile(
         self, n: int, eps: np.ndarray, *, lower_side: bool = True

@@ -211,10 +211,10 @@ def shuffle_observer(randomizer: Randomizer, n: int, loss_grid_step: float | Non
     randomizer : Randomizer
         The local randomizer.
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     loss_grid_step : float, optional
         Loss grid spacing in nats (default: the engine's rule).
     """
     randomizer = check_randomizer(randomizer)
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     return randomizer.observer(n, loss_grid_step)

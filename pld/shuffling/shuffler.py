@@ -32,17 +32,19 @@ connect-the-dots excess of the grid (about twice the latter on the lower side).
 The continuous randomizers' "best" profile (a minimum whose parts are not
 exposed) keeps the lower values on the grid.
 
-Best of all analyses. For an eps0-LDP randomizer the clones pair of
-``pld.clones`` (Koskela et al. 2023, eq 3.1) is valid too; ``analysis="best"`` takes the
-pointwise minimum of both one-round profiles (upper values) and its greatest
-convex minorant in ``alpha = e^eps`` (:func:`pld.distribution.profile.profile_hull`),
-which is still above the true profile and is what connect-the-dots needs. A
-randomizer with a known clone probability p
-(:attr:`pld.randomizers.finite.FiniteRandomizer.clone_probability`; k-RR:
-``gamma / k``) gets ``pld.clones(n, eps0, p)`` itself: for k-RR that pair meets the
-protocol lower bound of :func:`shuffle_observer` (measured: within 2e-5 relative in
-eps after 100 rounds at n = 1000, against 0.2 % for the blanket profile), so no
-valid analysis can do better.
+Best of all analyses. For an eps0-LDP randomizer a clones pair is valid too:
+``pld.clones(n, eps0, p)`` at the randomizer's own clone probability
+(:attr:`pld.randomizers.Randomizer.clone_probability`: the stronger pair of Feldman,
+McMillan and Talwar (2023) for k-RR, binary randomised response and any randomizer in
+its class, :attr:`~pld.randomizers.Randomizer.admits_stronger_clones`; the standard pair
+of Feldman, McMillan and Talwar (2021) for local hashing, Hadamard response, unary
+encoding and the Laplace randomizer; in between for other matrices;
+docs/clones-validity.md, Theorem A). ``analysis="best"`` takes the pointwise minimum of
+both one-round profiles (upper values) and its greatest convex minorant in
+``alpha = e^eps`` (:func:`pld.distribution.profile.profile_hull`), which is still above
+the true profile and is what connect-the-dots needs. Binary randomised response
+(:attr:`~pld.randomizers.Randomizer.clones_alone`) gets its clones PLD itself: it is
+below the blanket profile there and needs no profile grid.
 
 Protocol lower bound: :func:`pld.shuffling.observer.shuffle_observer`.
 """
@@ -94,7 +96,7 @@ def profile_bounds(
     randomizer : Randomizer
         A finite randomizer (:mod:`pld.randomizers.finite`) or a continuous one.
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     eps : ndarray
         Values of eps >= 0, nats.
     lower_side : bool
@@ -106,7 +108,7 @@ def profile_bounds(
     lower, upper : ndarray
     """
     randomizer = check_randomizer(randomizer)
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     eps = validation.real_array("eps", eps)
     if np.any(eps < 0):
         raise ValueError("eps must be >= 0 (nats)")
@@ -150,7 +152,7 @@ def shuffle(
     """One round of n users running ``randomizer`` and a shuffler: a certified, composable PLD.
 
     The recipe: a PLD the randomizer knows directly (:meth:`Randomizer.shuffled_pld`:
-    the clones pair, its own clones pair, the local mechanism where no blanket helps),
+    the clones pair proven for it, the local mechanism where no blanket helps),
     else the one-round profile of the analysis (:meth:`Randomizer.shuffle_profiles`) on
     an eps grid that follows the loss grid, turned into a dominating pair by
     connect-the-dots and bracketed from below (module docstring).
@@ -160,7 +162,7 @@ def shuffle(
     randomizer : Randomizer
         The local randomizer (``pld.randomizers.krr``, ``matrix``, ...).
     n : int
-        Number of users, >= 1.
+        Number of users, in [1, 2**40].
     analysis : {"best", "blanket", "clones"}
         ``"blanket"``: the blanket profile (module docstring); ``"clones"``: the
         clones pair of ``pld.clones`` for an eps0-LDP randomizer; ``"best"``
@@ -169,8 +171,8 @@ def shuffle(
         of the blanket profile and the local Gaussian mechanism's own profile
         (post-processing), which is returned as is (``pld.gaussian``) when the
         blanket bound cannot be evaluated (tiny blanket mass, or beyond its grid
-        limits); the randomizer's own clones pair when it has a
-        ``clone_probability`` (k-RR; module docstring).
+        limits). The clones pair is the one proven for the randomizer, at its
+        ``clone_probability`` (module docstring; docs/clones-validity.md).
     loss_grid_step : float, optional
         Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
         one-round loss's spread.
@@ -188,7 +190,7 @@ def shuffle(
         neighbouring datasets.
     """
     randomizer = check_randomizer(randomizer)
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     analysis = validation.one_of("analysis", analysis, ANALYSES)
     num_points = validation.integer_at_least("num_points", num_points, 8)
     if loss_grid_step is not None:

@@ -45,7 +45,9 @@ def test_federated_learning_workload_meets_the_default_target():
     # 1 % of 10 000 users per round, eps0 = 2, 1000 rounds. The previous release
     # answered [0.0048, 0.0551]; loss_grid_step=1.5625e-5 gives the converged
     # bracket [0.03357, 0.03365], which contains the truth, so ours must meet it.
-    composed = pld.subsample(pld.clones(n=10_000, eps0=2.0), rate=0.01).self_compose(1000)
+    composed = pld.subsample(
+        pld.clones(n=10_000, eps0=2.0, variant="stronger"), rate=0.01
+    ).self_compose(1000)
     lower, upper = composed.epsilon_bounds(1e-6)
     assert _width(lower, upper) <= 1e-2
     assert lower <= 0.03365 and upper >= 0.03357
@@ -57,7 +59,9 @@ def test_federated_learning_workload_meets_the_default_target():
 PREVIOUS_RELEASE = {
     "subsample(clones(1000, 1), 0.05), T=1000, eps(1e-6)": (
         lambda: (
-            pld.subsample(pld.clones(1000, 1.0), rate=0.05).self_compose(1000).epsilon_bounds(1e-6)
+            pld.subsample(pld.clones(1000, 1.0, variant="stronger"), rate=0.05)
+            .self_compose(1000)
+            .epsilon_bounds(1e-6)
         ),
         (0.22616901628043956, 0.2515303620181346),
     ),
@@ -66,7 +70,7 @@ PREVIOUS_RELEASE = {
         (9.754404510794889e-11, 1.0245555590609319e-10),
     ),
     "clones(1000, 2), T=100, eps(1e-6)": (
-        lambda: pld.clones(1000, 2.0).self_compose(100).epsilon_bounds(1e-6),
+        lambda: pld.clones(1000, 2.0, variant="stronger").self_compose(100).epsilon_bounds(1e-6),
         (4.817900845259325, 4.8193882114898985),
     ),
     "gaussian(2), T=100, delta(1)": (
@@ -132,7 +136,7 @@ def test_gaussian_meets_the_target_with_the_truth_inside(sigma, rounds, rel_accu
 
 
 def test_a_coarse_grid_is_refined_and_rel_accuracy_one_turns_it_off():
-    one = pld.subsample(pld.clones(1000, 1.0), rate=0.05, loss_grid_step=1e-3)
+    one = pld.subsample(pld.clones(1000, 1.0, variant="stronger"), rate=0.05, loss_grid_step=1e-3)
     composed = one.self_compose(1000)
     coarse = composed.epsilon_bounds(1e-6, rel_accuracy=1.0)
     assert _width(*coarse) > 0.02  # 3.8 % on this grid (the previous default)
@@ -152,7 +156,9 @@ def test_the_target_can_be_set_once_on_the_mechanism():
 
 
 def test_rebuilt_keeps_the_grids_nested_and_brackets_consistent():
-    composed = pld.compose(pld.clones(1000, 1.0), pld.randomized_response(1.0), rounds=10)
+    composed = pld.compose(
+        pld.clones(1000, 1.0, variant="stronger"), pld.randomized_response(1.0), rounds=10
+    )
     finer = composed.rebuilt(composed.loss_grid_step / 4)
     assert finer.loss_grid_step == composed.loss_grid_step / 4
     assert finer.rounds == composed.rounds == 20
@@ -180,7 +186,9 @@ def test_a_pld_without_recipe_says_it_cannot_be_refined():
 def test_the_memory_guard_stops_refinement_with_a_warning(monkeypatch):
     import pld.distribution.refinement
 
-    composed = pld.subsample(pld.clones(1000, 1.0), 0.05, loss_grid_step=1e-3).self_compose(10)
+    composed = pld.subsample(
+        pld.clones(1000, 1.0, variant="stronger"), 0.05, loss_grid_step=1e-3
+    ).self_compose(10)
     coarse = composed.epsilon_bounds(1e-6, rel_accuracy=1.0)
     monkeypatch.setattr(
         pld.distribution.refinement, "MAX_REFINED_GRID_SIZE", composed.grid_size + 1
@@ -247,17 +255,24 @@ def _workloads():
         yield f"gaussian({sigma})", lambda sigma=sigma: pld.gaussian(sigma)
     for n in (1000, 100_000):
         for eps0 in (0.01, 1.0, 4.0):
-            yield f"clones({n}, {eps0})", lambda n=n, eps0=eps0: pld.clones(n, eps0)
+            yield (
+                f"clones({n}, {eps0})",
+                lambda n=n, eps0=eps0: pld.clones(n, eps0, variant="stronger"),
+            )
     for adversary in ("weak", "strong"):
         yield f"krr({adversary})", lambda a=adversary: pld.krr(1000, 4, 0.25, a)
     for rate in (0.001, 0.01, 0.05):
         yield (
             f"subsample(clones(1000, 2), {rate})",
-            lambda rate=rate: pld.subsample(pld.clones(1000, 2.0), rate),
+            lambda rate=rate: pld.subsample(pld.clones(1000, 2.0, variant="stronger"), rate),
         )
     yield (
         "mix",
-        lambda: pld.compose(pld.gaussian(2.0), pld.clones(1000, 1.0), pld.randomized_response(1.0)),
+        lambda: pld.compose(
+            pld.gaussian(2.0),
+            pld.clones(1000, 1.0, variant="stronger"),
+            pld.randomized_response(1.0),
+        ),
     )
 
 

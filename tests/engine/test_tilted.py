@@ -124,7 +124,7 @@ def test_heterogeneous_tail_brackets_hold_the_mixture_truth(delta):
 def test_clones_at_one_in_a_trillion_tightens_and_meets_the_target():
     # clones(1e5, 1), T = 10, eps(1e-12): the release before tilting answered
     # [0.07702615, 0.08054600] (4.4 % wide, flagged); the upper bound may only move down.
-    composed = pld.clones(100_000, 1.0).self_compose(10)
+    composed = pld.clones(100_000, 1.0, variant="stronger").self_compose(10)
     with warnings.catch_warnings():
         warnings.simplefilter("error", AccuracyWarning)
         lower, upper = composed.epsilon_bounds(1e-12)

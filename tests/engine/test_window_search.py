@@ -19,7 +19,7 @@ def _pmf(name: str):
     build = {
         "krr": lambda: pld.krr(1000, 4, 0.25, "weak"),
         "sg": lambda: pld.subsampled_gaussian(1.0, 0.01),
-        "cl": lambda: pld.clones(10_000, 1.0),
+        "cl": lambda: pld.clones(10_000, 1.0, variant="stronger"),
         "g": lambda: pld.gaussian(2.0),
         "rr": lambda: pld.randomized_response(1.0),
     }[name[:-2]]()

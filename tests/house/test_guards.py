@@ -63,9 +63,11 @@ def _advice(message: str) -> tuple[int, float]:
 def test_the_knobs_a_clones_refusal_names_are_the_ones_that_help(monkeypatch):
     # n = 1e8 (issue: it advised truncation='quantile', the default, refused the same way):
     # the advised n fits the budget and one more user does not; the advised budget
-    # admits the work as asked. Only the estimates run (the build itself takes minutes).
+    # admits the work as asked. Only the estimates run. Since the row recurrence, n = 1e8
+    # needs about 1.7e7 points, inside the default budget: a budget of 1.2e7 refuses it.
     from pld.shuffling.clones import check_clones_work
 
+    monkeypatch.setenv("PLD_MAX_GRID_POINTS", "12000000")
     with pytest.raises(pld.BudgetError) as info:
         pld.clones(n=10**8, eps0=1)
     message = str(info.value)
@@ -95,8 +97,9 @@ def test_a_clones_refusal_names_the_truncation_and_tail_mass_only_when_they_fit(
     _check_work(pair, "quantile", 1e-12, None)
     if match:
         _check_work(pair, "hoeffding", float(match.group(1)), None)
-    # At n = 2e7, eps0 = 1 a larger tail_mass is enough at the default budget.
-    monkeypatch.delenv("PLD_MAX_GRID_POINTS")
+    # At n = 2e7, eps0 = 1 a larger tail_mass is enough at a budget of 8e6 points
+    # (tail_mass = 1e-12 needs about 9.9e6, 1e-3 about 6.0e6).
+    monkeypatch.setenv("PLD_MAX_GRID_POINTS", "8000000")
     pair = _pair(2 * 10**7, 1.0, None)
     with pytest.raises(pld.BudgetError, match=r"tail_mass=") as info:
         _check_work(pair, "quantile", 1e-12, None)
@@ -519,13 +522,17 @@ def test_cli_refusals_are_one_line(capsys):
         "epsilon --mechanism clones --n 3e7 --eps0 1 --delta 1e-6 --loss-grid-step 1e-9",
         "delta --mechanism gaussian --sigma 1e-4 --eps 1",
         "epsilon --mechanism checkin --n 1e9 --p 0.5 --eps0 1 --delta 1e-6",
-        "epsilon --mechanism shuffle --randomizer krr --k 4 --eps0 1 --n 1e8 --delta 1e-6",
+        "epsilon --mechanism shuffle --randomizer krr --k 4 --eps0 1 --n 1e8 --analysis clones "
+        "--delta 1e-6",
         "delta --mechanism rr --eps0 1 --rounds 1e9 --eps 1",
         "calibrate --mechanism clones --eps0 1 --target-eps 1 --target-delta 1e-6 --param n "
         "--bounds 1e8 1e9",
     ],
 )
-def test_cli_refusals_name_only_what_the_command_line_has(capsys, args):
+def test_cli_refusals_name_only_what_the_command_line_has(capsys, monkeypatch, args):
+    # At a budget of 8e6 points: clones at n = 1e8 needs about 1.7e7 since the row
+    # recurrence, inside the default budget.
+    monkeypatch.setenv("PLD_MAX_GRID_POINTS", "8000000")
     code, _, err = _cli(capsys, *args.split())
     assert code == 2 and err.startswith("pld: error:") and err.count("\n") == 1
     advice = err.partition("; ")[2]
@@ -604,12 +611,12 @@ def test_arrays_where_a_word_is_expected_name_the_parameter(call, name):
 
 
 def test_shuffle_refuses_only_work_beyond_the_budget_up_front() -> None:
-    # The blanket's cost is flat in n and its error bounds do not grow with n; k-RR's
-    # default analysis is its own clones pair, refused by pld.clones' work estimate
+    # The blanket's cost is flat in n and its error bounds do not grow with n; binary RR's
+    # default analysis is its clones pair alone, refused by pld.clones' work estimate
     # (at once, naming the knobs) where its rows are too many.
-    randomizer = pld.randomizers.krr(k=4, gamma=0.25)
+    randomizer = pld.randomizers.krr(k=2, gamma=0.25)
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"^clones\(n=1000000000000.*budget.*loss_grid_step"):
+    with pytest.raises(ValueError, match=r"^clones\(n=1000000000000.*budget.*use n=\d+ or less"):
         pld.shuffle(randomizer, 10**12)
     assert time.perf_counter() - start < 5.0
 

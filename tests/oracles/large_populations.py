@@ -6,12 +6,13 @@ smoothed kernels), evaluated here directly, row by row, with ``scipy.stats.binom
 (Boost's incomplete beta functions) and an explicit error estimate. This module
 shares no code with ``pld``.
 
-* :func:`clones_delta`: the hockey stick H_{e^eps}(P || Q) of the clones pair of
-  Feldman, McMillan and Talwar (2023) as written by Koskela et al. (2023), eq 3.1-3.2
-  (the pair ``pld.clones`` uses), for any clone parameter p (k-RR: 1/(e^eps0 + k - 1)):
-  rows t = a + b, the points with loss >= eps are a >= k_t (the loss increases with
-  a), found here in exact rational arithmetic from the float parameters; each row's
-  sum is two binomial tails (Koskela et al. 2023, App A).
+* :func:`clones_delta`: the hockey stick H_{e^eps}(P || Q) of a clones pair of
+  Feldman, McMillan and Talwar (docs/clones-validity.md, eq. (1)) for any per-side clone
+  probability p (default e^-eps0 / 2, the standard pair that ``pld.clones`` uses by
+  default; 1/(e^eps0 + 1) the stronger pair): rows t = a + b, the points with loss
+  >= eps are a >= k_t (the loss increases with a), found here in exact rational
+  arithmetic from the float parameters; each row's sum is two binomial tails
+  (Koskela et al. 2023, App A).
 * :func:`two_value_blanket`: (1/n) E[(A z1 + B z2)_+] for (A, B, rest) multinomial
   (n; m1, m2, 1 - m1 - m2), z1 > 0 > z2: the blanket divergence (Balle et al. 2019)
   of binary randomized response. Given A = a, B ~ Bin(n - a, m2 / (1 - m1)) and
@@ -48,44 +49,34 @@ def _box(trials: int, prob: float) -> tuple[int, int]:
 def clones_delta(n: int, eps0: float, eps: float, p: float | None = None) -> tuple[float, float]:
     """(value, error bound) of the one-round delta(eps) of the clones pair (module docstring).
 
-    With q = e^eps0 p, r = e^-eps0, w2 = 1 - (e^eps0 + 1) p, rho = 2p, C ~ Bin(n-1, rho),
-    row t carries q Bin(n-1, rho)(t-1) times, at the point (a, t - a), with
-    beta = Bin(t - 1, 1/2) and gamma_t = w2 r (n - t) / ((1 - rho) t),
-    P: beta(a-1) + r beta(a) + gamma_t (beta(a-1) + beta(a)),
-    Q: r beta(a-1) + beta(a) + gamma_t (beta(a-1) + beta(a)).
+    With r = e^-eps0, rho = 2p, C ~ Bin(n-1, rho), row t carries
+    Bin(n-1, rho)(t-1) / (1 + r) times, at the point (a, t - a), with beta = Bin(t - 1, 1/2),
+    P: beta(a-1) + r beta(a),   Q: r beta(a-1) + beta(a).
     """
     r = math.exp(-eps0)
     if p is None:
-        p = 1.0 / (math.exp(eps0) + 1.0)
-        w2 = 0.0
-    else:
-        w2 = 1.0 - (math.exp(eps0) + 1.0) * p
+        p = r / 2.0
     rho = 2.0 * p
-    q = math.exp(eps0) * p
     trials = n - 1
     c_lo, c_hi = _box(trials, rho)
     clones = np.arange(max(c_lo, 0), c_hi + 1)
     t = clones + 1
-    weight = q * binom.pmf(clones, trials, rho)
-    blanket = w2 * r / (1.0 - rho)
-    gamma = blanket * (n - t) / t
-    # Threshold: a (1 + x)(1 - r) >= t (x - r) + c (x - 1), x = e^eps, c = blanket (n - t),
-    # solved in exact fractions of the floats (a is an integer, so the ceiling).
-    x, rf, bf = Fraction(math.exp(eps)), Fraction(r), Fraction(blanket)
+    weight = binom.pmf(clones, trials, rho) / (1.0 + r)
+    # Threshold: a (1 + x)(1 - r) >= t (x - r), x = e^eps, solved in exact fractions of
+    # the floats (a is an integer, so the ceiling).
+    x, rf = Fraction(math.exp(eps)), Fraction(r)
     denominator = (1 + x) * (1 - rf)
-    k = np.array(
-        [math.ceil((int(tt) * (x - rf) + bf * (n - int(tt)) * (x - 1)) / denominator) for tt in t]
-    )
+    k = np.array([math.ceil(int(tt) * (x - rf) / denominator) for tt in t])
     k = np.clip(k, 0, t + 1)
     m = t - 1
     # Row sums over a >= k: sum beta(a) = P(X >= k), sum beta(a - 1) = P(X >= k - 1).
     tail = binom.sf(k - 1, m, 0.5)
     edge = binom.pmf(k - 1, m, 0.5)
     # P - e^eps Q over a >= k, with tail_before = tail + beta(k - 1), regrouped so that
-    # nothing cancels at eps = 0: (1 - x)(1 + r + 2 gamma) T + (1 - x r + gamma (1 - x)) beta.
+    # nothing cancels at eps = 0: (1 - x)(1 + r) T + (1 - x r) beta.
     x_float = math.exp(eps)
-    first = (1.0 - x_float) * (1.0 + r + 2.0 * gamma) * tail
-    second = (1.0 - x_float * r + gamma * (1.0 - x_float)) * edge
+    first = (1.0 - x_float) * (1.0 + r) * tail
+    second = (1.0 - x_float * r) * edge
     value = float(math.fsum(weight * (first + second)))
     size = float(np.sum(weight * (np.abs(first) + np.abs(second))))
     outside = 2 * BOX * (1 + x_float)

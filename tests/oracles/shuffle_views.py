@@ -1,10 +1,11 @@
 """Brute-force oracle: the shuffled protocol of any finite randomizer, in exact fractions.
 
 n users hold values x_1..x_n; user i reports y_i ~ R(x_i) independently; the
-shuffler releases the multiset {y_1..y_n}. For two datasets differing in the last
-user, every output tuple is enumerated (K^n of them) and its probability added
-to the multiset it forms. delta(eps) = sum_v (P(v) - e^eps Q(v))_+, with e^eps
-replaced by the exact rational value of its float64.
+shuffler releases the multiset {y_1..y_n}, i.e. the histogram of the reports. Its
+law is the convolution of the users' one-hot laws, built user by user (each
+histogram's mass spread over its K successors). For two datasets differing in the
+last user, delta(eps) = sum_v (P(v) - e^eps Q(v))_+, with e^eps replaced by the
+exact rational value of its float64.
 
 The blanket divergence is evaluated from its definition as well: every
 (B_i, Y_i), B_i in {0, 1}, Y_i ~ omega, enumerated. This module shares no code
@@ -29,18 +30,19 @@ def exact_matrix(rows: Sequence[Sequence[float | Fraction]]) -> Matrix:
 
 
 def view_law(probs: Matrix, values: Sequence[int]) -> dict[tuple[int, ...], Fraction]:
-    """Law of the multiset of reports (a sorted tuple) for the dataset ``values``."""
-    outputs = range(len(probs[0]))
-    law: dict[tuple[int, ...], Fraction] = defaultdict(Fraction)
-    for reports in itertools.product(outputs, repeat=len(values)):
-        mass = Fraction(1)
-        for value, report in zip(values, reports, strict=True):
-            mass *= probs[value][report]
-            if mass == 0:
-                break
-        if mass:
-            law[tuple(sorted(reports))] += mass
-    return law
+    """Law of the histogram of the reports (a tuple of K counts) for the dataset ``values``."""
+    outputs = len(probs[0])
+    law: dict[tuple[int, ...], Fraction] = {(0,) * outputs: Fraction(1)}
+    for value in values:
+        row = probs[value]
+        grown: dict[tuple[int, ...], Fraction] = defaultdict(Fraction)
+        for histogram, mass in law.items():
+            for report in range(outputs):
+                if row[report]:
+                    key = (*histogram[:report], histogram[report] + 1, *histogram[report + 1 :])
+                    grown[key] += mass * row[report]
+        law = grown
+    return dict(law)
 
 
 def hockey_stick(p: dict, q: dict, eps: float) -> Fraction:

@@ -77,7 +77,7 @@ def clones_pair(n: int, eps0: float) -> tuple[dict, dict]:
 def test_clones_pair_brute_force(n: int, eps0: float) -> None:
     big_p, big_q = clones_pair(n, eps0)
     exact = np.array([max(renyi(big_p, big_q, o), renyi(big_q, big_p, o)) for o in ORDERS])
-    loss = pld.clones(n, eps0, truncation="exact", loss_grid_step=1e-4)
+    loss = pld.clones(n, eps0, truncation="exact", loss_grid_step=1e-4, variant="stronger")
     ours = from_pld(loss, ORDERS, infinity_loss=eps0)
     # dominating atoms: never below; grid error O(h) in the loss
     assert np.all(ours >= exact * (1 - 1e-12))

@@ -53,23 +53,24 @@ MASS_SLACK = 1e-9
 # -- helpers --------------------------------------------------------------------------
 
 
-def enumerate_pair(n: int, eps0: float, p: float | None = None):
-    """Laws of P = (A+Δ1, C-A+Δ2) and Q = (A+Δ2, C-A+Δ1) by summing over C, A, Δ1, Δ2."""
-    p_max = 1.0 / (math.exp(eps0) + 1.0)
-    default = p is None
-    p = p_max if default else p
-    q = math.exp(eps0) * p
-    second = 1.0 if default else p / (1.0 - q)  # Koskela et al. 2023 eq 3.2, exactly 1 by default
+def enumerate_pair(n: int, eps0: float, p: float | None = None, variant: str | None = None):
+    """Laws of P = (K+Δ, C-K+1-Δ) and Q = (K+1-Δ, C-K+Δ) by summing over C, K, Δ.
+
+    C ~ Bin(n - 1, 2p), K | C ~ Bin(C, 1/2), Δ ~ Bern(e^ε0 / (e^ε0 + 1)); p defaults
+    to the variant's: e^-ε0 / 2 ("standard", the default) or 1/(e^ε0 + 1) ("stronger").
+    """
+    if p is None:
+        p = 1.0 / (math.exp(eps0) + 1.0) if variant == "stronger" else math.exp(-eps0) / 2.0
+    q = math.exp(eps0) / (math.exp(eps0) + 1.0)
     law_p: dict[tuple[int, int], float] = {}
     law_q: dict[tuple[int, int], float] = {}
     for c in range(n):
         weight_c = binom.pmf(c, n - 1, 2 * p) if n > 1 else 1.0
         for a in range(c + 1):
             weight_a = weight_c * binom.pmf(a, c, 0.5)
-            deltas = ((1, 0, q), (0, 1, (1 - q) * second), (0, 0, (1 - q) * (1 - second)))
-            for d1, d2, weight_d in deltas:
+            for d, weight_d in ((1, q), (0, 1 - q)):
                 mass = weight_a * weight_d
-                key_p, key_q = (a + d1, c - a + d2), (a + d2, c - a + d1)
+                key_p, key_q = (a + d, c - a + 1 - d), (a + 1 - d, c - a + d)
                 law_p[key_p] = law_p.get(key_p, 0.0) + mass
                 law_q[key_q] = law_q.get(key_q, 0.0) + mass
     return law_p, law_q
@@ -81,35 +82,35 @@ def lattice_coordinates(n: int) -> tuple[np.ndarray, np.ndarray]:
     return a, t - a
 
 
-def lattice_delta(n: int, eps0: float, eps, p: float | None = None) -> np.ndarray:
+def lattice_delta(
+    n: int, eps0: float, eps, p: float | None = None, variant: str | None = None
+) -> np.ndarray:
     """Exact one-round δ(ε) = Σ_(a,b) (P - e^ε Q)_+ over the whole lattice.
 
-    P - e^ε Q = m (u a + v b + w c_t) with m = P / (a + r b + c_t) (module docstring),
-    u = 1 - e^(ε-ε0), v = e^-ε0 - e^ε, w = 1 - e^ε, each without cancellation, so
-    that tiny ε0 (P ≈ Q) keeps full relative accuracy.
+    P - e^ε Q = m (u a + v b) with m = P / (a + r b) (module docstring),
+    u = 1 - e^(ε-ε0), v = e^-ε0 - e^ε, each without cancellation, so that tiny ε0
+    (P ≈ Q) keeps full relative accuracy.
     """
-    log_p, _ = clones_pmfs(n, eps0, p)
+    log_p, _ = clones_pmfs(n, eps0, p, variant=variant)
     a, b = lattice_coordinates(n)
-    pair = _clones_pair._pair(n, eps0, p)
-    blanket = pair.blanket * (n - a - b)
+    pair = _clones_pair._pair(n, eps0, p, variant)
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_m = log_p - np.log(a + pair.r * b + blanket)
+        log_m = log_p - np.log(a + pair.r * b)
     finite = np.isfinite(log_m)
-    m, a, b, blanket = np.exp(log_m[finite]), a[finite], b[finite], blanket[finite]
+    m, a, b = np.exp(log_m[finite]), a[finite], b[finite]
     result = []
     for e in np.atleast_1d(eps):
-        u, v, w = -math.expm1(e - eps0), -math.exp(e) * -math.expm1(-eps0 - e), -math.expm1(e)
-        result.append(np.sum(m * np.maximum(u * a + v * b + w * blanket, 0.0)))
+        u, v = -math.expm1(e - eps0), -math.exp(e) * -math.expm1(-eps0 - e)
+        result.append(np.sum(m * np.maximum(u * a + v * b, 0.0)))
     return np.array(result)
 
 
 def closed_form_loss(a: np.ndarray, b: np.ndarray, pair) -> np.ndarray:
     """s(a, b) as the kernel computes it: log1p form near 0, difference of logs otherwise."""
-    blanket = pair.blanket * (pair.n - a - b)
-    denominator = pair.r * a + b + blanket
+    denominator = pair.r * a + b
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = pair.one_minus_r * (a - b) / denominator
-        logs = np.log(a + pair.r * b + blanket) - np.log(denominator)
+        logs = np.log(a + pair.r * b) - np.log(denominator)
         return np.where(np.abs(relative) < 0.5, np.log1p(relative), logs)
 
 
@@ -118,6 +119,8 @@ def closed_form_loss(a: np.ndarray, b: np.ndarray, pair) -> np.ndarray:
 PAIRS = [
     (1, 1.0, None),
     (2, 1.0, None),
+    (2, 1.0, 1 / (math.e + 1)),
+    (6, 1.5, 1 / (math.exp(1.5) + 1)),
     (5, 0.5, None),
     (9, 3.0, None),
     (7, 2.0, 0.05),
@@ -133,7 +136,7 @@ def test_lattice_pmfs_match_enumeration(n, eps0, p):
     a, b = lattice_coordinates(n)
     expected_p = np.array([law_p.get((i, j), 0.0) for i, j in zip(a, b, strict=True)])
     expected_q = np.array([law_q.get((i, j), 0.0) for i, j in zip(a, b, strict=True)])
-    # Every mass is a sum of at most 3 products of ~10 float64 factors: ~1e-15 absolute.
+    # Every mass is a sum of at most 2 products of ~10 float64 factors: ~1e-15 absolute.
     np.testing.assert_allclose(np.exp(log_p), expected_p, rtol=0, atol=1e-15)
     np.testing.assert_allclose(np.exp(log_q), expected_q, rtol=0, atol=1e-15)
     assert set(law_p) <= {(int(i), int(j)) for i, j in zip(a, b, strict=True)}
@@ -185,9 +188,7 @@ def test_loss_bounded_symmetric_and_monotone(n, eps0, p):
     pair = _clones_pair._pair(n, eps0, p)
     closed = np.array(
         [
-            _clones_kernels._row_loss(
-                i, i + j, pair.r, pair.one_minus_r, pair.blanket * (n - i - j)
-            )
+            _clones_kernels._row_loss(i, i + j, pair.r, pair.one_minus_r)
             for i, j in zip(a[finite].tolist(), b[finite].tolist(), strict=True)
         ]
     )
@@ -199,16 +200,20 @@ def test_loss_bounded_symmetric_and_monotone(n, eps0, p):
         assert np.all(np.diff(log_p[row] - log_q[row]) > 0)
 
 
-def test_default_p_has_no_third_component_and_absorbs_rounding():
+def test_variants_are_values_of_p_and_p_absorbs_rounding():
     eps0 = 1.3
-    default = _clones_pair._pair(100, eps0, None)
-    assert default.w2 == 0.0 and default.blanket == 0.0
-    user_default = _clones_pair._pair(100, eps0, 1 / (math.exp(eps0) + 1))
-    assert user_default == default
+    standard = _clones_pair._pair(100, eps0)
+    assert standard == _clones_pair._pair(100, eps0, None, "standard")
+    assert standard.rho == pytest.approx(math.exp(-eps0), rel=1e-15)
+    stronger = _clones_pair._pair(100, eps0, None, "stronger")
+    assert stronger.rho == pytest.approx(2 / (math.exp(eps0) + 1), rel=1e-15)
+    assert stronger.weight_a == standard.weight_a  # the target's split is the same
+    user_stronger = _clones_pair._pair(100, eps0, 1 / (math.exp(eps0) + 1))
+    assert user_stronger == stronger
     nudged = _clones_pair._pair(100, eps0, (1 / (math.exp(eps0) + 1)) * (1 + 1e-13))
-    assert nudged == default
-    smaller = _clones_pair._pair(100, eps0, 0.1)
-    assert smaller.w2 == pytest.approx(1 - 0.1 * (math.exp(eps0) + 1), rel=1e-14)
+    assert nudged == stronger
+    with pytest.raises(ValueError, match="p must lie"):
+        _clones_pair._pair(100, eps0, (1 / (math.exp(eps0) + 1)) * (1 + 1e-9))
 
 
 # -- truncated, merged construction (Lemma 11, App B) -------------------------------
@@ -249,7 +254,6 @@ def test_merged_cells_equal_the_binned_lattice(n, eps0, p, truncation):
     index = np.clip(t - rows.first, 0, rows.low.size - 1)
     in_rows = (t >= rows.first) & (t < rows.first + rows.low.size)
     kept = in_rows & (a >= rows.low[index]) & (a <= t - rows.low[index])
-    kept |= (t == 0) & rows.include_origin
     assert merged.lattice_points == int(kept.sum())
     outside_p, outside_q = mass_p[~kept].sum(), mass_q[~kept].sum()
     # Outside masses from binomial tails vs from the lattice: Boost's relative
@@ -351,17 +355,14 @@ def test_numpy_scatter_assigns_every_point_the_kernels_cell(
     pair = _clones_pair._pair(n, eps0, None)
     edges = np.exp((first_cell + np.arange(n_cells + 1)) * step)
     for t in totals:
-        blanket_t = pair.blanket * (n - t)
         a = np.arange(t + 1)
-        ours = _clones_cells._point_cells(
-            np.full(t + 1, t), a, pair.r, np.full(t + 1, blanket_t), step, edges, first_cell
-        )
+        ours = _clones_cells._point_cells(np.full(t + 1, t), a, pair.r, step, edges, first_cell)
         theirs = np.empty(t + 1, dtype=np.int64)
         for low in range(t // 2 + 1):
             cell_p, cell_q = np.zeros(n_cells), np.zeros(n_cells)
             _clones_kernels._scatter_rows(
-                np.array([t]), np.array([low]), np.ones(1), np.ones(1), n, pair.r,
-                pair.blanket, step, edges, first_cell, cell_p, cell_q,
+                np.array([t]), np.array([low]), np.ones(1), np.ones(1), pair.r,
+                step, edges, first_cell, cell_p, cell_q,
             )  # fmt: skip
             occupied = np.flatnonzero(cell_p)
             theirs[low], theirs[t - low] = occupied[0], occupied[-1]
@@ -446,15 +447,21 @@ def test_pld_agrees_with_grid_free_delta_at_large_n(n, eps0):
 def test_feldman_2021_published_value():
     """FMT21's README: n = 1e5, ε0 = 4, δ = 1e-6 gives ε in [0.1675, 0.1728] for their pair.
 
-    Their pair (C ~ Bin(n-1, e^-ε0), the 2021 analysis) is weaker than the 2022
-    pair (C ~ Bin(n-1, 2/(e^ε0+1))) that pld.clones uses, which must give a smaller ε.
+    Their pair (C ~ Bin(n-1, e^-ε0)) is pld.clones' default, the standard pair; the
+    stronger pair (C ~ Bin(n-1, 2/(e^ε0+1))) must give a smaller ε.
     """
-    lower, upper = clones_delta_bounds(10**5, 4.0, [0.1675, 0.1728], analysis="2021")
+    lower, upper = clones_delta_bounds(10**5, 4.0, [0.1675, 0.1728])
     assert lower[0] > 1e-6 > upper[1]
-    ours_lower, ours_upper = clones_epsilon_bounds(10**5, 4.0, 1e-6)
+    assert clones_delta_bounds(10**5, 4.0, 0.17, variant="standard")[0] == pytest.approx(
+        clones_delta_bounds(10**5, 4.0, 0.17)[0], rel=0
+    )
+    standard_lower, _ = clones_epsilon_bounds(10**5, 4.0, 1e-6)
+    assert 0.1675 < standard_lower
+    assert standard_lower <= clones(10**5, 4.0).epsilon(1e-6)
+    ours_lower, ours_upper = clones_epsilon_bounds(10**5, 4.0, 1e-6, variant="stronger")
     assert ours_upper < 0.1675
     assert ours_upper - ours_lower < 1e-8
-    assert ours_lower <= clones(10**5, 4.0).epsilon(1e-6)
+    assert ours_lower <= clones(10**5, 4.0, variant="stronger").epsilon(1e-6)
 
 
 # -- the real shuffled k-RR never exceeds the bound ----------------------------------
@@ -467,10 +474,11 @@ def test_shuffled_krr_brute_force_is_dominated(k, gamma):
     eps = np.linspace(0.0, eps0, 6)
     for n in range(1, 7):
         truth = np.array([worst_case_delta(n, k, gamma, e) for e in eps])
-        bound = lattice_delta(n, eps0, eps)
+        bound = lattice_delta(n, eps0, eps, variant="stronger")
         # Both sides are sums of <= 28 float terms: 1e-15 absolute round-off.
         assert np.all(truth <= bound + 1e-15), (n, truth, bound)
-        assert np.all(truth <= clones(n, eps0).delta(eps) + 1e-15)
+        assert np.all(bound <= lattice_delta(n, eps0, eps) + 1e-15)
+        assert np.all(truth <= clones(n, eps0, variant="stronger").delta(eps) + 1e-15)
         if k == 2 and n <= 2:
             # Binary RR with one or two users: the clones pair is tight.
             np.testing.assert_allclose(truth, bound, rtol=1e-12, atol=1e-15)
@@ -523,10 +531,11 @@ def _assert_agrees_with_dp_accounting(ours, log_pmfs, rounds, eps):
 
 @pytest.mark.parametrize("rounds", [2, 10, 100])
 def test_composition_against_dp_accounting(rounds):
+    # The stronger pair (its pmfs as before the standard one became the default).
     n, eps0 = 30, 1.0
-    ours = clones(n, eps0).self_compose(rounds)
+    ours = clones(n, eps0, variant="stronger").self_compose(rounds)
     eps = [0.1, 0.5, 1.0, 2.0, 4.0]
-    _assert_agrees_with_dp_accounting(ours, [clones_pmfs(n, eps0)], rounds, eps)
+    _assert_agrees_with_dp_accounting(ours, [clones_pmfs(n, eps0, variant="stronger")], rounds, eps)
 
 
 def test_heterogeneous_rounds():
@@ -645,10 +654,12 @@ def test_exact_truncation_matches_the_default():
 def test_cli_spec():
     (spec,) = FAMILIES["clones"]()
     assert spec.name == "clones"
-    assert [option.flag for option in spec.options] == ["--n", "--eps0", "--p"]
-    assert [option.required for option in spec.options] == [True, True, False]
-    built = spec.build(n=100, eps0=1.0, p=None, loss_grid_step=STEP)
+    assert [option.flag for option in spec.options] == ["--n", "--eps0", "--variant", "--p"]
+    assert [option.required for option in spec.options] == [True, True, False, False]
+    built = spec.build(n=100, eps0=1.0, variant=None, p=None, loss_grid_step=STEP)
     assert built.delta_bounds(0.1) == clones(100, 1.0).delta_bounds(0.1)
+    stronger = spec.build(n=100, eps0=1.0, variant="stronger", p=None, loss_grid_step=STEP)
+    assert stronger.delta_bounds(0.1) == clones(100, 1.0, variant="stronger").delta_bounds(0.1)
 
 
 def test_million_users_build_quickly():
@@ -695,8 +706,10 @@ def test_slow_composition_against_dp_accounting(rounds):
     _assert_agrees_with_dp_accounting(ours, [clones_pmfs(n, eps0)], rounds, eps)
 
 
-def test_analysis_switch_rejects_unknown_values_and_p_with_2021():
-    with pytest.raises(ValueError, match="analysis"):
-        clones_delta_bounds(100, 1.0, 0.5, analysis="2023")
-    with pytest.raises(ValueError, match="p applies"):
-        clones_delta_bounds(100, 1.0, 0.5, p=0.1, analysis="2021")
+def test_variant_switch_rejects_unknown_values_and_p_with_a_variant():
+    with pytest.raises(ValueError, match="variant"):
+        clones_delta_bounds(100, 1.0, 0.5, variant="2022")
+    with pytest.raises(ValueError, match="p or variant"):
+        clones_delta_bounds(100, 1.0, 0.5, p=0.1, variant="standard")
+    with pytest.raises(ValueError, match="p or variant"):
+        clones(100, 1.0, 0.1, variant="stronger")

@@ -4,7 +4,7 @@ Independent truths used here:
 
 * the point-by-point walk of the scatter kernel (pld/shuffling/clones/kernels.py),
   which adds every lattice point of every kept row, for the cell masses;
-* the exact mass of a row, w_t (1 + r + 2 gamma_t), for the mass left out;
+* the exact mass of a row, w_t (1 + r), for the mass left out;
 * Boost's binomial tails summed row by row (tests/oracles/large_populations.py), for
   the grid-free hockey stick, at n = 10^6 - 10^7 and, beyond the reach of any walk,
   at n = 10^8 (10^9 under ``-m slow``).
@@ -27,7 +27,7 @@ from tests.oracles import large_populations as oracle
 #: Relative accuracy of the walk's merged masses (its MERGED_MASS_RELATIVE_ERROR).
 WALK_ERROR = _cells.MERGED_MASS_RELATIVE_ERROR
 
-KRR10 = 1.0 / (math.e + 9.0)  # k-RR's clone parameter, k = 10, eps0 = 1
+STRONGER = 1.0 / (math.e + 1.0)  # the stronger pair's clone probability at eps0 = 1
 
 
 def _recurrence_cells(pair, rows, step, first_cell, n_cells, anchor_rows):
@@ -39,9 +39,7 @@ def _recurrence_cells(pair, rows, step, first_cell, n_cells, anchor_rows):
         int(totals[0]),
         weight,
         weight_error,
-        pair.n,
         pair.r,
-        pair.blanket,
         edges,
         0,
         n_cells,
@@ -56,7 +54,7 @@ def _recurrence_cells(pair, rows, step, first_cell, n_cells, anchor_rows):
     [
         (10**5, 1.0, None, 1e-3),
         (10**5, 0.3, None, 2.5e-4),
-        (10**6, 1.0, KRR10, 2.5e-4),
+        (10**6, 1.0, STRONGER, 2.5e-4),
         (10**6, 3.0, None, 1e-3),
         (3 * 10**6, 1.0, 0.05, 5e-4),
     ],
@@ -79,9 +77,7 @@ def test_cells_equal_the_point_walk(n, eps0, p, step, anchor_rows):
         )
         assert np.all(bound[heavy] <= 1e-8 * ours[heavy])  # the bound is small, not vacuous
     # Mass left out: at most the bound, which is at most a few times the truth (or ~0).
-    totals = rows.totals
-    gamma = pair.blanket * (n - totals) / totals
-    rows_mass = float(np.sum(weight * (1 + pair.r + 2 * gamma)))
+    rows_mass = float(np.sum(weight * (1 + pair.r)))
     true_outside = rows_mass - float(np.sum(cell_p))
     assert outside >= true_outside - 1e-14
     assert outside <= 10 * max(true_outside, 1e-16) + 1e-15
@@ -96,10 +92,8 @@ def _grid_free(pair, eps):
         int(totals[0]),
         weight,
         weight_error,
-        pair.n,
         pair.r,
         pair.one_minus_r,
-        pair.blanket,
         pair.eps0,
     )
 
@@ -117,14 +111,14 @@ def _check_against_oracle(n, eps0, p, scales, tight):
 
 
 @pytest.mark.parametrize(
-    ("n", "eps0", "p"), [(10**6, 1.0, None), (10**6, 1.0, KRR10), (10**7, 2.0, None)]
+    ("n", "eps0", "p"), [(10**6, 1.0, None), (10**6, 1.0, STRONGER), (10**7, 2.0, None)]
 )
 def test_grid_free_rows_equal_boost_row_sums(n, eps0, p):
     _check_against_oracle(n, eps0, p, [0.0, 1.0, 3.0, 6.0], 1e-7)
 
 
 def test_grid_free_rows_at_a_hundred_million_users():
-    _check_against_oracle(10**8, 1.0, KRR10, [0.0, 2.0, 4.0], 1e-7)
+    _check_against_oracle(10**8, 1.0, STRONGER, [0.0, 2.0, 4.0], 1e-7)
 
 
 @pytest.mark.slow
@@ -160,7 +154,7 @@ def _check_pld_against_oracle(n, eps0, p):
 
 
 def test_pld_at_a_hundred_million_users():
-    _check_pld_against_oracle(10**8, 1.0, KRR10)
+    _check_pld_against_oracle(10**8, 1.0, STRONGER)
 
 
 @pytest.mark.slow

@@ -242,7 +242,7 @@ def test_subsampled_pld_bounds_the_real_mechanism(k, gamma, n, m, base_name) -> 
     if base_name == "krr":
         base = pld.krr(m, k, gamma)
     else:
-        base = pld.clones(m, krr_eps0(k, gamma))
+        base = pld.clones(m, krr_eps0(k, gamma), variant="stronger")  # proven for k-RR
     loss = subsample(base, m / n)
     real = real_delta(k, gamma, n, m, EPS)
     lower, upper = loss.delta_bounds(EPS)
@@ -411,7 +411,8 @@ def test_base_must_be_a_pld() -> None:
 def test_cli_specs_build_the_documented_mechanisms() -> None:
     specs = {spec.name: spec for spec in FAMILIES["subsampled-clones"]()}
     assert set(specs) == {"subsampled-clones", "subsampled-krr"}
-    assert [o.flag for o in specs["subsampled-clones"].options] == ["--n", "--m", "--eps0"]
+    flags = [o.flag for o in specs["subsampled-clones"].options]
+    assert flags == ["--n", "--m", "--eps0", "--variant"]
     eps = np.array([0.0, 0.1, 0.3])
     built = specs["subsampled-clones"].build(n=1000, m=10, eps0=1.0)
     direct = subsample(pld.clones(10, 1.0), 0.01)
@@ -435,7 +436,11 @@ def test_lower_pair_is_dominated_by_the_finer_grids_pair(base_name) -> None:
     from pld.distribution.profile import pair_from_hull, profile_hull
 
     step = 2.5e-4
-    base = pld.clones(1000, 2.0) if base_name == "clones" else pld.krr(1000, 4, 0.25)
+    base = (
+        pld.clones(1000, 2.0, variant="stronger")
+        if base_name == "clones"
+        else pld.krr(1000, 4, 0.25)
+    )
     curves = base_curves(base, "lower")
     reach = kink_reach(base_curves(base, "upper"), 0.05)
     grid, _ = next(subsample_module._default_grids(reach, step, None))
@@ -461,7 +466,7 @@ def test_long_composition_bracket_meets_one_percent_on_the_first_grid() -> None:
     step = 2.5e-4
     eps = np.array([0.35377766795860405])
     composed = pld.subsample(
-        pld.clones(1000, 2.0, loss_grid_step=step), 0.05, loss_grid_step=step
+        pld.clones(1000, 2.0, variant="stronger", loss_grid_step=step), 0.05, loss_grid_step=step
     ).self_compose(1000)
     lower, upper = composed.delta_bounds(eps, rel_accuracy=1)
     assert lower[0] <= 9.98589e-4 <= upper[0]
@@ -476,10 +481,10 @@ def test_no_float_shortfall_at_infinity_so_eps_at_1e_15_is_finite() -> None:
     # The base's upper masses sum to 1 - 1.7e-16 in float64: within the curve's
     # relative error budget, so nothing is charged to +inf (it was ~1.2e-17 per
     # round, 1.2e-14 after 1000 rounds, and eps(1e-15) was [0.47, inf]).
-    one = pld.subsample(pld.clones(1000, 1.0, tail_mass=1e-20), 0.05)
+    one = pld.subsample(pld.clones(1000, 1.0, variant="stronger", tail_mass=1e-20), 0.05)
     for atoms in one.atoms("upper"):
         assert atoms.infinity_mass <= 1e-19
-    composed = pld.subsample(pld.clones(1000, 1.0), 0.05).self_compose(1000)
+    composed = pld.subsample(pld.clones(1000, 1.0, variant="stronger"), 0.05).self_compose(1000)
     lower, upper = composed.epsilon_bounds(1e-15)
     # Measured [0.470801, 0.471011]: 4.5e-4 wide; eps(1e-12) is 0.4086 .. 0.4088.
     assert math.isfinite(upper) and (upper - lower) / upper <= 1e-2
@@ -505,7 +510,7 @@ def test_the_bases_mass_error_is_charged_by_lemma_7() -> None:
     # much, on top of their own long-double summation error.
     from pld.subsampling.mixture import base_curves
 
-    base = pld.clones(1000, 1.0)
+    base = pld.clones(1000, 1.0, variant="stronger")
     assert [atoms.mass_error for atoms in base.atoms("upper")] == [1e-11]
     for curve in base_curves(base, "upper") + base_curves(base, "lower"):
         assert 1e-11 < curve.relative_error < 1.1e-11

@@ -1,8 +1,9 @@
 """The subsampled brackets against truths computed without pld.
 
-* ``pld.subsample(pld.clones(m, eps0), gamma)``, composed: the Lemma 7 profile of
-  the exactly enumerated clones pair, put on a grid as a dominating
-  (connect-the-dots) and a dominated (chord-lowered) pair and composed by
+* ``pld.subsample(pld.clones(m, eps0, variant="stronger"), gamma)`` (the oracle's pair,
+  p = 1/(e^eps0 + 1)), composed: the Lemma 7 profile of the exactly enumerated clones
+  pair, put on a grid as a dominating (connect-the-dots) and a dominated (chord-lowered)
+  pair and composed by
   dp_accounting (tests/oracles/subsampled_clones.py). What each side of pld's
   bracket promises (pld/subsampling/subsampled_shuffler.py, docs/error-bounds.md §7):
   the upper bound is at least the composed delta of h, so at least the oracle's
@@ -36,7 +37,7 @@ def _pld_bracket(one: pld.PLD, rounds: int, eps: np.ndarray, rel_accuracy: float
 
 
 def _check(m, eps0, gamma, rounds, rel_accuracy, fine_divisor, eps):
-    one = pld.subsample(pld.clones(m, eps0), gamma)
+    one = pld.subsample(pld.clones(m, eps0, variant="stronger"), gamma)
     coarse = one.loss_grid_step
     lower, upper = _pld_bracket(one, rounds, eps, rel_accuracy)
     (up_pmf, up_inf), _ = oracle.grid_pairs(m, eps0, gamma, coarse)
@@ -67,7 +68,7 @@ def test_subsampled_clones_bracket_is_consistent_with_the_lattice_truth():
 def test_issue_workloads_against_the_lattice_truth(m, eps0, gamma, rounds):
     # The workloads whose rel_accuracy=1e-3 brackets looked suspiciously narrow
     # (measured 2e-6 to 3e-4 wide; each contains, or lies above, the truth).
-    one = pld.subsample(pld.clones(m, eps0), gamma)
+    one = pld.subsample(pld.clones(m, eps0, variant="stronger"), gamma)
     e1 = one.self_compose(rounds).epsilon_bounds(1e-6)[1]
     eps = np.array([0.25, 0.5, 1.0]) * e1
     _check(m, eps0, gamma, rounds, 1e-3, 64, eps)
@@ -79,7 +80,9 @@ def test_far_tail_of_ten_thousand_rounds_against_the_tilted_truth():
     # dp_accounting composition is off by 5e-14 here (its float floor), the tilted one
     # gives [1.0999052e-11, 1.0999066e-11] at a grid step of 2.4e-7 (measured).
     m, eps0, gamma, rounds, eps = 1000, 1.0, 0.05, 10_000, 1.2671399137088897
-    lower, upper = _pld_bracket(pld.subsample(pld.clones(m, eps0), gamma), rounds, eps, 1e-3)
+    lower, upper = _pld_bracket(
+        pld.subsample(pld.clones(m, eps0, variant="stronger"), gamma), rounds, eps, 1e-3
+    )
     step = 9.765625e-07
     (up_pmf, up_inf), (low_pmf, low_inf) = oracle.grid_pairs(m, eps0, gamma, step)
     truth_lower = oracle.tilted_delta(low_pmf, low_inf, step, rounds, eps, "lower")

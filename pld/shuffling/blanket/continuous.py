@@ -201,7 +201,7 @@ def continuous_profile_bounds(
         On bad input, or if one eps needs more than ``MAX_CELLS`` cells (then
         increase ``grid_step``).
     """
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     eps = _check_eps(eps)
     step = default_grid_step(law) if grid_step is None else grid_step
     step = validation.positive("grid_step", step)
@@ -420,7 +420,7 @@ def best_profile_components(
     """
     from pld.progress import progress_bar
 
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     eps = _check_eps(eps)
     steps_per_std = validation.positive("steps_per_std", steps_per_std)
     step = default_grid_step(law) * STEPS_PER_STD / steps_per_std

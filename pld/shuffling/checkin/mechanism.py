@@ -11,8 +11,10 @@ subsampled shufflers (Koskela et al. 2023, Lemma 7 on a base of k reports), unde
 and add/remove adjacency; :mod:`pld.shuffling.checkin.mixture` derives it (eqs.
 1-3 there), documents which pair dominates under add/remove, and builds the
 bracket. Here: the bases. For any eps0-LDP randomizer the base of k reports is the
-clones pair ``pld.clones(k, eps0)`` (Koskela et al. 2023, eq. 3.1); for a specific randomizer,
-``pld.shuffle(randomizer, k)``. For a finite randomizer the small counts are not
+clones pair ``pld.clones(k, eps0, variant=variant)``: by default the standard pair of
+Feldman, McMillan and Talwar (2021), Thm 3.2, proven for every eps0-LDP randomizer
+(docs/clones-validity.md); for a specific randomizer, ``pld.shuffle(randomizer, k)``,
+which uses the pair that randomizer is proven for. For a finite randomizer the small counts are not
 bounded through a base at all but enumerated exactly (:mod:`pld.shuffling.checkin.exact`:
 the worst case over the other users' inputs, coupled across counts; at n <= 5 the
 bound is the protocol's worst neighbouring pair). A bulk whose largest count needs a
@@ -68,6 +70,7 @@ def checkin(
     *,
     randomizer: Randomizer | None = None,
     analysis: str = "best",
+    variant: str | None = None,
     adjacency: str = "replace",
     loss_grid_step: float | None = None,
     tail_mass: float = COUNT_TAIL_MASS,
@@ -84,8 +87,9 @@ def checkin(
     a local randomizer; the shuffled multiset is released. The round is bounded
     as a Bin(n, p) mixture over the public count k of k-of-n subsampled shufflers,
     each by Koskela et al. (2023), Lemma 7 (:mod:`pld.shuffling.checkin.mixture`, eqs. 1-3) on
-    a base of k reports: the clones pair ``pld.clones(k, eps0)`` for any eps0-LDP
-    randomizer, or ``pld.shuffle(randomizer, k, analysis)`` for a specific one
+    a base of k reports: the clones pair ``pld.clones(k, eps0, variant=variant)`` (by
+    default the standard pair, proven for any eps0-LDP randomizer), or
+    ``pld.shuffle(randomizer, k, analysis)`` for a specific one
     (its worst-case profile does not increase with k: one more user's report is
     a post-processing). Compose rounds with ``self_compose``.
 
@@ -102,6 +106,11 @@ def checkin(
         of ``eps0``.
     analysis : {"best", "blanket", "clones"}
         With ``randomizer``: the analysis of ``pld.shuffle`` for each count.
+    variant : {"standard", "stronger"}, optional
+        With ``eps0``: the clones pair of ``pld.clones`` (default "standard", valid for
+        every eps0-LDP randomizer; "stronger" only for the randomizers
+        docs/clones-validity.md proves it for: with ``schedule="random"`` and
+        ``participations`` k > 1, for the k-fold product of the randomizer).
     adjacency : {"replace", "add-remove"}
         Replace one user's data (default), or add/remove one user.
     loss_grid_step : float, optional
@@ -144,10 +153,21 @@ def checkin(
             "give exactly one of eps0 (a local privacy parameter in (0, 50] nats) and "
             "randomizer (a pld.randomizers randomizer)"
         )
+    if randomizer is not None and variant is not None:
+        raise ValueError("variant applies to eps0 only: a randomizer gets its proven pair")
     schedule = validation.one_of("schedule", schedule, ("poisson", "random"))
     if schedule == "random":
         return _random_schedule(
-            n, p, eps0, randomizer, analysis, window, participations, adjacency, loss_grid_step
+            n,
+            p,
+            eps0,
+            randomizer,
+            analysis,
+            variant,
+            window,
+            participations,
+            adjacency,
+            loss_grid_step,
         )
     if p is None:
         raise ValueError("p (the check-in probability, in (0, 1]) is needed for schedule='poisson'")
@@ -168,15 +188,16 @@ def checkin(
             return shuffle(randomizer, k, analysis, loss_grid_step=step)
 
     else:
-        from pld.shuffling.clones import clones
+        from pld.shuffling.clones import VARIANTS, clones
 
         eps0 = validation.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
+        variant = validation.one_of("variant", variant or "standard", VARIANTS)
         exact = None
         if max_base_count is None:
-            _check_bases(n, p, tail_mass, eps0=eps0)
+            _check_bases(n, p, tail_mass, eps0=eps0, variant=variant)
 
         def base(k: int, step: float | None) -> PLD:
-            return clones(k, eps0, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
+            return clones(k, eps0, variant=variant, tail_mass=CLONES_TAIL_MASS, loss_grid_step=step)
 
     return checkin_from_bases(
         n,
@@ -197,6 +218,7 @@ def _random_schedule(
     eps0: float | None,
     randomizer: Randomizer | None,
     analysis: str,
+    variant: str | None,
     window: int | None,
     participations: int,
     adjacency: str,
@@ -218,7 +240,7 @@ def _random_schedule(
     if eps0 is not None:
         eps0 = validation.in_interval("eps0", eps0, 0.0, 50.0, low_open=True)
     return random_schedule_round(
-        n, eps0, randomizer, analysis, window, participations, adjacency, loss_grid_step
+        n, eps0, randomizer, analysis, window, participations, adjacency, loss_grid_step, variant
     )
 
 
@@ -230,6 +252,7 @@ def _check_bases(
     eps0: float | None = None,
     randomizer: Randomizer | None = None,
     analysis: str = "best",
+    variant: str | None = None,
 ) -> None:
     """Refuse up front a bulk whose largest count needs a base beyond its builder's limit."""
     from pld.shuffling.clones import check_clones_work
@@ -245,8 +268,7 @@ def _check_bases(
     )
     if randomizer is not None and not isinstance(randomizer, Randomizer):
         return  # pld.shuffle names it
-    own_clones = getattr(randomizer, "clone_probability", None) is not None
-    if randomizer is not None and analysis != "clones" and not own_clones:
+    if randomizer is not None and analysis != "clones" and not randomizer.clones_alone:
         limit = randomizer.max_blanket_users
         if limit is not None and largest > limit:
             raise BudgetError(
@@ -254,9 +276,12 @@ def _check_bases(
                 f"analysis; {knob}"
             )
         return
+    if randomizer is not None:
+        # The randomizer's clone probability is at most the stronger pair's: the most work.
+        variant = "stronger"
     local = eps0 if randomizer is None else min(randomizer.eps0, MAX_EPS0)
     try:
-        check_clones_work(largest, local, tail_mass=CLONES_TAIL_MASS)
+        check_clones_work(largest, local, tail_mass=CLONES_TAIL_MASS, variant=variant)
     except BudgetError as refusal:
         raise BudgetError(
             f"{what}, beyond the work budget of pld.clones (about {refusal.estimate:.3g} grid "
@@ -277,7 +302,7 @@ def _exact_counts(
     matrix = randomizer.exact_matrix()
     if matrix is None:
         return None
-    n = validation.integer_at_least("n", n, 1)
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     limit = exact_count_limit(matrix, adjacency, n, requested)
     return ExactCounts(matrix, limit, randomizer.eps0) if limit > 0 else None
 

@@ -17,7 +17,8 @@ where ``M_k`` is "sample ``k`` of the ``n`` users without replacement and
 shuffle their reports": a fixed-size subsampled shuffler. Koskela et al. (2023), Lemma 7
 (:mod:`pld.subsampling.subsampled_shuffler`, eq. 2.3) bounds its profile ``h_k`` from a
 pair that dominates the shuffle of ``k`` reports under replacement: the clones
-pair ``pld.clones(k, eps0)`` for any eps0-LDP randomizer (Koskela et al. 2023, eq. 3.1), or
+pair ``pld.clones(k, eps0)`` for any eps0-LDP randomizer (the standard pair of Feldman,
+McMillan and Talwar (2021), Thm 3.2; docs/clones-validity.md), or
 a Gaussian pair for distributed check-in (below). ``h_0 = (1 - alpha)_+``.
 
 The sum (1) of valid profiles is a valid profile; its connect-the-dots pair

@@ -20,7 +20,8 @@ randomizer ``R^{(k)}``:
   is a post-processing: the window's T rounds leak nothing beyond it, and cost
   nothing either); the bound does not depend on T;
 * k > 1: ``R^{(k)}`` is ``k eps0``-LDP when R is eps0-LDP (basic composition),
-  so ``pld.clones(n, k eps0)`` bounds it for every eps0-LDP R; for a finite R the
+  so ``pld.clones(n, k eps0)`` (the standard pair of Feldman, McMillan and Talwar
+  (2021), Thm 3.2; docs/clones-validity.md) bounds it for every eps0-LDP R; for a finite R the
   product matrix (``d^k`` outputs) is analysed by ``pld.shuffle`` itself when it
   has at most ``MAX_PRODUCT_OUTPUTS`` outputs. This keeps the amplification by
   all n users but pays ``k eps0`` locally; composing k shuffles of ``eps0``
@@ -44,11 +45,10 @@ from pld.randomizers import FiniteRandomizer, Randomizer
 MAX_PRODUCT_OUTPUTS = 4096
 
 
-def product_randomizer(randomizer: FiniteRandomizer, participations: int) -> FiniteRandomizer:
-    """The randomizer that applies ``randomizer`` ``participations`` times independently."""
+def product_randomizer(probs: np.ndarray, participations: int) -> FiniteRandomizer:
+    """The randomizer that applies the matrix ``probs`` ``participations`` times independently."""
     from pld.randomizers import matrix
 
-    probs = randomizer.matrix
     product = probs
     for _ in range(participations - 1):
         product = np.einsum("xi,xj->xij", product, probs).reshape(probs.shape[0], -1)
@@ -64,8 +64,13 @@ def random_schedule_round(
     participations: int,
     adjacency: str,
     loss_grid_step: float | None,
+    variant: str | None = None,
 ) -> PLD:
-    """One window of shuffled random check-ins (module docstring)."""
+    """One window of shuffled random check-ins (module docstring).
+
+    Without a randomizer, ``variant`` names the clones pair of ``pld.clones`` (default
+    the standard pair, proven for every ``k eps0``-LDP product randomizer).
+    """
     from pld.shuffling.clones import clones
 
     n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
@@ -84,16 +89,14 @@ def random_schedule_round(
                 f"participations * eps0 must be <= {MAX_EPS0:g} nats for schedule='random' "
                 f"(got {local:g})"
             )
-        return clones(n, local, loss_grid_step=loss_grid_step)
+        return clones(n, local, variant=variant, loss_grid_step=loss_grid_step)
     from pld.shuffling.shuffler import shuffle
 
     if participations == 1:
         return shuffle(randomizer, n, analysis, loss_grid_step=loss_grid_step)
-    if (
-        isinstance(randomizer, FiniteRandomizer)
-        and randomizer.num_outputs**participations <= MAX_PRODUCT_OUTPUTS
-    ):
-        product = product_randomizer(randomizer, participations)
+    probs = randomizer.exact_matrix()
+    if probs is not None and probs.shape[1] ** participations <= MAX_PRODUCT_OUTPUTS:
+        product = product_randomizer(probs, participations)
         return shuffle(product, n, analysis, loss_grid_step=loss_grid_step)
     local = participations * randomizer.eps0
     if not local <= MAX_EPS0:

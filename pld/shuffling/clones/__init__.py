@@ -18,6 +18,7 @@ _EXPORTS = {
     "EXACT_MAX_N": "pld.shuffling.clones.mechanism",
     "MAX_EPS0": "pld.shuffling.clones.mechanism",
     "TRUNCATIONS": "pld.shuffling.clones.mechanism",
+    "VARIANTS": "pld.shuffling.clones.mechanism",
 }
 
 __all__ = sorted(_EXPORTS)

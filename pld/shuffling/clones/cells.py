@@ -135,7 +135,6 @@ def _point_cells(
     t: np.ndarray,
     a: np.ndarray,
     r: float,
-    blanket_t: np.ndarray,
     step: float,
     edges: np.ndarray,
     first_cell: int,
@@ -143,12 +142,12 @@ def _point_cells(
     """Cell index (into ``edges``) of each lattice point (a, t - a), t >= 1.
 
     The kernel's rule (:mod:`pld.shuffling.clones.kernels`): the largest j in
-    [1, last] with ``e^s >= edges[j]``, compared as (a + r b + c_t) >= edges[j] (r a + b + c_t)
+    [1, last] with ``e^s >= edges[j]``, compared as (a + r b) >= edges[j] (r a + b)
     with the same float operations, else 0. The loss's floor is the first guess.
     """
     last = edges.shape[0] - 2
-    numerator = a + r * (t - a) + blanket_t
-    denominator = r * a + (t - a) + blanket_t
+    numerator = a + r * (t - a)
+    denominator = r * a + (t - a)
     guess = np.floor(np.log(numerator / denominator) / step) - first_cell
     j = np.clip(guess, 0, last).astype(np.int64)
     # Only the few points whose guess moves are compared again (edges[last + 1] exists).
@@ -171,9 +170,7 @@ def _scatter_rows_numpy(
     lows: np.ndarray,
     row_weight: np.ndarray,
     row_window_mass: np.ndarray,
-    n: int,
     r: float,
-    blanket: float,
     step: float,
     edges: np.ndarray,
     first_cell: int,
@@ -197,8 +194,7 @@ def _scatter_rows_numpy(
     beta_a = beta[kept]
     beta_before = beta[:, :-1][kept[:, 1:]]  # β(a - 1), column c - 1
     t = totals[row_of]
-    blanket_t = blanket * (n - totals)
-    cell = _point_cells(t, a, r, blanket_t[row_of], step, edges, first_cell)
+    cell = _point_cells(t, a, r, step, edges, first_cell)
     first = (np.diff(cell, prepend=-1) != 0) | (np.diff(row_of, prepend=-1) != 0)
     starts = np.flatnonzero(first)
     run = np.cumsum(first) - 1
@@ -207,14 +203,12 @@ def _scatter_rows_numpy(
     shifted = unshifted - beta_a[ends] + beta_before[starts]
     run_row = row_of[starts]
     weight = (row_weight * row_window_mass / total)[run_row]
-    gamma = (blanket * (n - totals) / totals)[run_row]
-    both = gamma * (shifted + unshifted)
     run_cell = cell[starts]
     cell_p += np.bincount(
-        run_cell, weights=weight * (shifted + r * unshifted + both), minlength=cell_p.size
+        run_cell, weights=weight * (shifted + r * unshifted), minlength=cell_p.size
     )
     cell_q += np.bincount(
-        run_cell, weights=weight * (r * shifted + unshifted + both), minlength=cell_q.size
+        run_cell, weights=weight * (r * shifted + unshifted), minlength=cell_q.size
     )
     return int(a.size)
 
@@ -445,9 +439,7 @@ def _scatter_with_kernel(
             low[start:stop],
             row_weight[start:stop],
             window_mass[start:stop],
-            pair.n,
             pair.r,
-            pair.blanket,
             step,
             edges,
             first_cell,
@@ -495,9 +487,7 @@ def _scatter(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -
             low,
             row_weight,
             window_mass,
-            pair.n,
             pair.r,
-            pair.blanket,
             step,
             edges,
             first_cell,
@@ -508,12 +498,6 @@ def _scatter(pair: _ClonesPair, rows: _Rows, step: float, row_stride: int = 1) -
         points = _scatter_with_kernel(
             pair, totals, low, row_weight, window_mass, step, edges, first_cell, cell_p, cell_q
         )
-    if rows.include_origin:
-        # Row t = 0: only (0, 0), from P2 with C = 0; loss 0.
-        origin = pair.w2 * math.exp((pair.n - 1) * pair.log_one_minus_rho)
-        cell_p[-first_cell] += origin
-        cell_q[-first_cell] += origin
-        points += 1
     return _Scattered(cell_p, cell_q, first_cell, step, int(points))
 
 
@@ -536,7 +520,7 @@ def _merged_cells(pair: _ClonesPair, rows: _Rows, step: float) -> ClonesCells:
     walk = float(np.sum(rows.totals - 2 * rows.low + 1))
     span = _kept_cells(pair, rows, step)
     recurrence_work = rows.low.size * (span[1] - span[0]) * RECURRENCE_STEP_POINTS
-    if walk > RECURRENCE_MIN_POINTS and 4 * recurrence_work < walk and not rows.include_origin:
+    if walk > RECURRENCE_MIN_POINTS and 4 * recurrence_work < walk:
         return _merged_recurrence(pair, rows, step, span)
     return _merged(pair, rows, _scatter(pair, rows, step))
 
@@ -560,10 +544,9 @@ def _kept_cells(pair: _ClonesPair, rows: _Rows, step: float) -> tuple[int, int]:
     first_cell, n_cells = _grid(pair, step)
     t = rows.totals.astype(np.float64)
     low = rows.low.astype(np.float64)
-    blanket_t = pair.blanket * (pair.n - t)
 
     def loss(a: np.ndarray) -> np.ndarray:
-        return np.log((a + pair.r * (t - a) + blanket_t) / (pair.r * a + (t - a) + blanket_t))
+        return np.log((a + pair.r * (t - a)) / (pair.r * a + (t - a)))
 
     with np.errstate(divide="ignore"):
         bottom, top = float(np.min(loss(low))), float(np.max(loss(t - low)))
@@ -601,9 +584,7 @@ def _merged_recurrence(
             int(totals[start]),
             weight[start:stop],
             weight_error[start:stop],
-            pair.n,
             pair.r,
-            pair.blanket,
             edges,
             low_cell,
             high_cell,

@@ -18,58 +18,56 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def _row_loss(a: int, t: int, r: float, one_minus_r: float, blanket_t: float) -> float:
-    """s(a, t - a) = log((a + r b + c_t) / (r a + b + c_t)), t >= 1 (:mod:`.mechanism`).
+def _row_loss(a: int, t: int, r: float, one_minus_r: float) -> float:
+    """s(a, t - a) = log((a + r b) / (r a + b)), t >= 1 (:mod:`.mechanism`).
 
-    As log1p((1 - r)(a - b) / (r a + b + c_t)) when that argument is small (small
+    As log1p((1 - r)(a - b) / (r a + b)) when that argument is small (small
     ε0 or a near b), as a difference of logs otherwise (large ε0, where 1 - r
     rounds to 1 and log1p(-1) would be -inf).
     """
     b = t - a
-    denominator = r * a + b + blanket_t
+    denominator = r * a + b
     relative = one_minus_r * (a - b) / denominator
     if abs(relative) < 0.5:
         return math.log1p(relative)
-    return math.log(a + r * b + blanket_t) - math.log(denominator)
+    return math.log(a + r * b) - math.log(denominator)
 
 
 @numba.njit(cache=True)
 def _first_at_or_above(
-    threshold: float, start: int, stop: int, t: int, r: float, one_minus_r: float, blanket_t: float
+    threshold: float, start: int, stop: int, t: int, r: float, one_minus_r: float
 ) -> int:
     """Smallest a in [start, stop] with s(a) >= threshold (stop if none; s increases in a).
 
-    Solves s(a) = threshold in closed form, a* = (x(t + c) - (r t + c)) / ((1 - r)(1 + x))
+    Solves s(a) = threshold in closed form, a* = (x t - r t) / ((1 - r)(1 + x))
     with x = e^threshold (divided through by x when threshold > 0), then corrects
     the rounding by evaluating s itself.
     """
     if threshold > 0.0:
         y = math.exp(-threshold)
-        guess = ((t + blanket_t) - y * (r * t + blanket_t)) / (one_minus_r * (1.0 + y))
+        guess = (t - y * (r * t)) / (one_minus_r * (1.0 + y))
     else:
         x = math.exp(threshold)
-        guess = (math.expm1(threshold) * (t + blanket_t) + one_minus_r * t) / (
-            one_minus_r * (1.0 + x)
-        )
+        guess = (math.expm1(threshold) * t + one_minus_r * t) / (one_minus_r * (1.0 + x))
     if guess != guess:
         guess = start
     a = int(min(max(math.ceil(min(max(guess, -1.0), stop + 1.0)), start), stop))
-    while a > start and _row_loss(a - 1, t, r, one_minus_r, blanket_t) >= threshold:
+    while a > start and _row_loss(a - 1, t, r, one_minus_r) >= threshold:
         a -= 1
-    while a < stop and _row_loss(a, t, r, one_minus_r, blanket_t) < threshold:
+    while a < stop and _row_loss(a, t, r, one_minus_r) < threshold:
         a += 1
     return a
 
 
 @numba.njit(cache=True)
 def _row_thresholds(
-    threshold: float, totals: np.ndarray, blanket_t: np.ndarray, r: float, one_minus_r: float
+    threshold: float, totals: np.ndarray, r: float, one_minus_r: float
 ) -> np.ndarray:
     """For each row t, the smallest a in [0, t] with s(a, t - a) >= threshold (t + 1 if none)."""
     result = np.empty(totals.shape[0], dtype=np.int64)
     for row in range(totals.shape[0]):
         t = totals[row]
-        result[row] = _first_at_or_above(threshold, 0, t + 1, t, r, one_minus_r, blanket_t[row])
+        result[row] = _first_at_or_above(threshold, 0, t + 1, t, r, one_minus_r)
     return result
 
 
@@ -82,9 +80,7 @@ def _scatter_rows(
     lows: np.ndarray,
     row_weight: np.ndarray,
     row_window_mass: np.ndarray,
-    n: int,
     r: float,
-    blanket: float,
     step: float,
     edges: np.ndarray,
     first_cell: int,
@@ -94,15 +90,15 @@ def _scatter_rows(
     """Add the P- and Q-mass of every kept lattice point to its loss cell; return the count.
 
     Row t (t >= 1) keeps a in [lo, t - lo]. With β the Bin(t - 1, 1/2) pmf, the
-    point's masses are ``row_weight[t] * (β(a-1) + r β(a) + γ (β(a-1) + β(a)))``
-    and ``row_weight[t] * (r β(a-1) + β(a) + γ (β(a-1) + β(a)))`` (module
+    point's masses are ``row_weight[t] * (β(a-1) + r β(a))``
+    and ``row_weight[t] * (r β(a-1) + β(a))`` (module
     docstring). β is built by the ratio recurrence from the row's median outward
     and rescaled so that its sum over the window equals ``row_window_mass[t]``
     (exact, from binomial cdfs), which removes the drift of the recurrence.
 
     The point (a, b) lies in cell ``first_cell + j`` when ``edges[j] <= e^s <
     edges[j + 1]`` with ``edges[j] = exp((first_cell + j) step)`` and
-    e^s = (a + r b + c_t) / (r a + b + c_t); the comparisons are made without
+    e^s = (a + r b) / (r a + b); the comparisons are made without
     division or logarithm.
     The loss increases with a, so each cell is one run of a: the first point's
     cell comes from its loss, corrected by comparisons, and the walk then merges
@@ -143,11 +139,9 @@ def _scatter_rows(
             beta[k - 1 - base] = value
             total += value
         weight = row_weight[row] * row_window_mass[row] / total
-        gamma = blanket * (n - t) / t
-        blanket_t = blanket * (n - t)
         # Cell of a = lo from its loss, then made consistent with the edge comparisons.
-        numerator = lo + r * (t - lo) + blanket_t
-        denominator = r * lo + (t - lo) + blanket_t
+        numerator = lo + r * (t - lo)
+        denominator = r * lo + (t - lo)
         j = min(max(math.floor(math.log(numerator / denominator) / step) - first_cell, 0), last)
         while j > 0 and numerator < edges[j] * denominator:
             j -= 1
@@ -161,15 +155,14 @@ def _scatter_rows(
         a_float = float(lo)
         t_float = float(t)
         for a in range(lo, hi + 1):
-            numerator = a_float + r * (t_float - a_float) + blanket_t
-            denominator = r * a_float + (t_float - a_float) + blanket_t
+            numerator = a_float + r * (t_float - a_float)
+            denominator = r * a_float + (t_float - a_float)
             a_float += 1.0
             if numerator >= upper_edge * denominator:
                 # a opens a later cell: the run [start, a) of cell j is complete.
                 shifted = unshifted - beta[a - 1 - base] + beta[start - 1 - base]
-                both = gamma * (shifted + unshifted)
-                cell_p[j] += weight * (shifted + r * unshifted + both)
-                cell_q[j] += weight * (r * shifted + unshifted + both)
+                cell_p[j] += weight * (shifted + r * unshifted)
+                cell_q[j] += weight * (r * shifted + unshifted)
                 j += 1
                 while j < last and numerator >= edges[j + 1] * denominator:
                     j += 1
@@ -178,8 +171,7 @@ def _scatter_rows(
                 unshifted = 0.0
             unshifted += beta[a - base]
         shifted = unshifted - beta[hi - base] + beta[start - 1 - base]  # sum of β(a' - 1)
-        both = gamma * (shifted + unshifted)
-        cell_p[j] += weight * (shifted + r * unshifted + both)
-        cell_q[j] += weight * (r * shifted + unshifted + both)
+        cell_p[j] += weight * (shifted + r * unshifted)
+        cell_q[j] += weight * (r * shifted + unshifted)
         points += hi - lo + 1
     return points

@@ -1,41 +1,48 @@
-"""Shuffled ε0-LDP randomisers: the "clones" dominating pair of Feldman, McMillan and Talwar.
+"""Shuffled ε0-LDP randomisers: the "clones" pairs of Feldman, McMillan and Talwar.
 
-The shuffle of n users who each run an ε0-LDP randomiser (any randomiser, even
-chosen adaptively) is dominated by the pair of Feldman, McMillan and Talwar (2023), Thm 3.1,
-as written by Koskela et al. (2023), eqs 3.1-3.2,
+With A = e^ε0, r = e^-ε0 and a per-side clone probability p in (0, 1/(e^ε0 + 1)],
+the pair (docs/clones-validity.md, eq. (1))
 
-    P = (A + Δ1, C - A + Δ2),    Q = (A + Δ2, C - A + Δ1),
-    C ~ Bin(n - 1, 2p),  A | C ~ Bin(C, 1/2),
-    Δ1 ~ Bern(e^ε0 p),   Δ2 ~ Bin(1 - Δ1, p / (1 - e^ε0 p)),
+    P = (K + Δ, C - K + 1 - Δ),    Q = (K + 1 - Δ, C - K + Δ),
+    C ~ Bin(n - 1, 2p),  K | C ~ Bin(C, 1/2),  Δ ~ Bern(A / (A + 1)),
 
-with p = 1/(e^ε0 + 1) by default (Koskela et al. 2023, Lemma 8 and Cor 9). A smaller p needs
-the randomiser's own decomposition: the authors' erratum to Feldman, McMillan and Talwar
-(2023) withdraws the general proof of their Lemma 3.5 for p < 1/(e^ε0 + 1)
-(docs/references.md, errata). Writing out Δ1, Δ2
-(Koskela et al. 2023, §3.1) gives the mixtures, with q = e^ε0 p,
+dominates the shuffle of n users whose randomiser R satisfies
+R(x) >= p (R(x0) + R(x1)) for every input x (Feldman, McMillan and Talwar (2021), §3;
+docs/clones-validity.md, Theorem A). Two values are named (``variant``):
 
-    P = q P0 + p P1 + w2 P2,   Q = p P0 + q P1 + w2 P2,   w2 = 1 - q - p = 1 - p/p_max,
-    P0 = (A + 1, C - A),  P1 = (A, C - A + 1),  P2 = (A, C - A).
+* ``"standard"``, p = e^-ε0 / 2 (C ~ Bin(n - 1, e^-ε0)): Feldman, McMillan and Talwar
+  (2021), Thm 3.2; the condition holds for *every* ε0-LDP randomiser, even chosen
+  adaptively. The default of :func:`clones`.
+* ``"stronger"``, p = 1/(e^ε0 + 1): Feldman, McMillan and Talwar (2023), Thm 3.1;
+  Koskela et al. (2023), eq 3.1-3.2 (their Δ2 is 1 - Δ1 at this p). After the erratum
+  of Feldman et al. (2023) it is proven for the randomisers with
+  (e^ε0 + 1) R(x) >= R(x0) + R(x1) (k-RR, binary randomised response) and, for every
+  ε0-LDP randomiser, when the other users share one input (docs/clones-validity.md,
+  Theorems A and B); not in general.
 
-((1 - q) q~ = p and (1 - q)(1 - q~) = 1 - q - p with q~ = p/(1 - q).) With the
-default p the third weight w2 is exactly 0: the code sets it to 0 instead of
-computing p/(1 - e^ε0 p), which float64 can round to 1 + 2e-16.
+Koskela et al. (2023), eq 3.2 also admit p < 1/(e^ε0 + 1) with a third component of
+the target (reports counted in neither coordinate). That is the case the erratum
+withdraws, and it is wrong for k-RR (docs/clones-validity.md): it is not built here.
+(Their Lemma A.2 and Cor A.3 also give its ratio P0/P2 with a spurious factor 2.)
+
+Writing out Δ gives the mixtures, with w = A/(A + 1) = 1/(1 + r),
+
+    P = w P0 + r w P1,   Q = r w P0 + w P1,
+    P0 = (K + 1, C - K),  P1 = (K, C - K + 1).
 
 Masses (derived here and checked by brute-force enumeration of C, A, Δ1, Δ2 in
 tests/shuffling/test_clones.py). With t = a + b, N = n - 1, ρ = 2p, the other users are
 trinomial(N; p, p, 1 - 2p), so P0 = (a, b) has probability
 ``T(a - 1, b) = Bin(N, ρ)(t - 1) · Bin(t - 1, 1/2)(a - 1)``. This corrects
 Koskela et al. (2023), Lemma A.4, whose extra factor 1/2^i and (1 - p)^(n-1-i) are wrong: the
-right form is C(n-1, i) C(i, j) p^i (1 - 2p)^(n-1-i). Dividing by q:
+right form is C(n-1, i) C(i, j) p^i (1 - 2p)^(n-1-i). Dividing by w:
 
-    P(a, b) = q · M_t(a) · (a + r b + c_t),   Q(a, b) = q · M_t(a) · (r a + b + c_t),
-    M_t(a) = C(t, a) (n-1)! / (t! (n-t)!) · p^(t-1) (1 - 2p)^(n-t),
-    r = e^-ε0,   c_t = (n - t) · w2 r / (1 - 2p).
+    P(a, b) = w · M_t(a) · (a + r b),   Q(a, b) = w · M_t(a) · (r a + b),
+    M_t(a) = C(t, a) (n-1)! / (t! (n-t)!) · p^(t-1) (1 - 2p)^(n-t).
 
-The ratio P0/P2 at (a, b) is (1 - 2p) a / ((n - a - b) p): Koskela et al. (2023), Lemma A.2
-(and Cor A.3 after it) carry a spurious factor 2. The privacy loss
+The privacy loss
 
-    s(a, b) = log((a + r b + c_t) / (r a + b + c_t)) = log1p((1 - r)(a - b) / (r a + b + c_t))
+    s(a, b) = log((a + r b) / (r a + b)) = log1p((1 - r)(a - b) / (r a + b))
 
 lies in [-ε0, ε0] (the numerator is at most e^ε0 times the denominator and vice
 versa), so ``max_loss = eps0``; Q(a, b) = P(b, a), so the loss of Q/P under Q
@@ -44,11 +51,10 @@ the loss is strictly increasing in a, which the construction below uses.
 
 Per row t, with X ~ Bin(t - 1, 1/2) and β = Bin(t - 1, 1/2) pmf,
 
-    P(a, t - a) = q · Bin(N, ρ)(t - 1) · [β(a - 1) + r β(a) + γ_t (β(a - 1) + β(a))],
-    Q(a, t - a) = q · Bin(N, ρ)(t - 1) · [r β(a - 1) + β(a) + γ_t (β(a - 1) + β(a))],
+    P(a, t - a) = w · Bin(N, ρ)(t - 1) · [β(a - 1) + r β(a)],
+    Q(a, t - a) = w · Bin(N, ρ)(t - 1) · [r β(a - 1) + β(a)],
 
-with γ_t = c_t / t, so the mass of a range of a is a pair of binomial interval
-probabilities.
+so the mass of a range of a is a pair of binomial interval probabilities.
 
 Constructions:
 
@@ -58,8 +64,8 @@ Constructions:
   Hoeffding window for Bin(n - 1, 2p) (App B's Lemma 11 writes Bin(n - 1, p): a
   typo, §3.2 has 2p) and A | C in its Hoeffding window for Bin(C, 1/2), each
   with τ/4 per tail. The lemma sums only P0-shaped points (j + 1, i - j); P1
-  and P2 shift the lattice point by one, so each row t keeps the hull of the
-  windows of C = t - 1 and C = t, which keeps all three components.
+  shifts the lattice point by one, so each row t = C + 1 keeps the window of A
+  widened by one point, which keeps both components.
 * ``"quantile"`` (default): the same rule with exact binomial tail quantiles
   (scipy) in place of Hoeffding's bound: same guarantee, fewer points.
 
@@ -96,7 +102,6 @@ import numpy as np
 from pld import validation
 from pld.distribution import PLD, from_symmetric_pair, refinable
 from pld.engine import check_grid_points
-from pld.numerics import UNIT_ROUNDOFF
 from pld.shuffling.clones.cells import (
     ClonesCells,
     _cells,
@@ -105,7 +110,7 @@ from pld.shuffling.clones.cells import (
 from pld.shuffling.clones.pair import (
     EXACT_MAX_N,
     MAX_EPS0,
-    _analysed_pair,
+    VARIANTS,
     _clone_cdf,
     _clone_quantiles,
     _clone_sf,
@@ -120,6 +125,7 @@ __all__ = [
     "EXACT_MAX_N",
     "MAX_EPS0",
     "TRUNCATIONS",
+    "VARIANTS",
     "ClonesCells",
     "clones",
     "clones_cells",
@@ -140,35 +146,37 @@ TRUNCATIONS = ("quantile", "hoeffding", "exact")
 HOCKEY_STICK_ROW_COST = 1
 
 
-def clones_pmfs(n: int, eps0: float, p: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Exact log-pmfs of the clones pair (Koskela et al. 2023, eq 3.1-3.2) on its whole lattice.
+def clones_pmfs(
+    n: int, eps0: float, p: float | None = None, *, variant: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact log-pmfs of a clones pair (module docstring) on its whole lattice.
 
     The outcome (a, b), a + b = t <= n, is at index ``t (t + 1) / 2 + a`` (rows of
     increasing t, a increasing within a row); there are (n+1)(n+2)/2 outcomes.
-    Masses follow the module docstring (Koskela et al. 2023, §3.1 and App A with Lemma A.2's
-    factor 2 and Lemma A.4's 1/2^i removed), evaluated in log space.
+    Masses follow the module docstring (Koskela et al. (2023), §3.1 and App A with
+    Lemma A.4's 1/2^i removed), evaluated in log space.
 
     Parameters
     ----------
     n : int
         Number of users, 1 <= n <= ``EXACT_MAX_N``.
-    eps0 : float
-        Local privacy parameter in nats, in (0, 50].
-    p : float, optional
-        Clone probability parameter in (0, 1/(e^ε0 + 1)]; default 1/(e^ε0 + 1).
+    eps0, p, variant
+        As in :func:`clones`.
 
     Returns
     -------
     log_p, log_q : ndarray
         Natural logs of P and Q at each outcome (``-inf`` where the mass is 0).
     """
-    pair = _pair(n, eps0, p)
+    pair = _pair(n, eps0, p, variant)
     if pair.n > EXACT_MAX_N:
         raise ValueError(f"n must be an integer <= {EXACT_MAX_N} for the exact lattice (got {n!r})")
     return _lattice_log_pmfs(pair)
 
 
-def check_clones_work(n: int, eps0: float, *, tail_mass: float = 1e-12) -> None:
+def check_clones_work(
+    n: int, eps0: float, *, tail_mass: float = 1e-12, variant: str | None = None
+) -> None:
     """Refuse up front, as :func:`clones` would, ``n`` users beyond the work budget.
 
     For callers that build many clones pairs (``pld.checkin``): the quantile
@@ -177,9 +185,10 @@ def check_clones_work(n: int, eps0: float, *, tail_mass: float = 1e-12) -> None:
     Raises
     ------
     ValueError
-        With the estimate, if ``clones(n, eps0, tail_mass=tail_mass)`` would be refused.
+        With the estimate, if ``clones(n, eps0, variant=variant, tail_mass=tail_mass)``
+        would be refused.
     """
-    _check_work(_pair(n, eps0, None), "quantile", tail_mass, None)
+    _check_work(_pair(n, eps0, None, variant), "quantile", tail_mass, None)
 
 
 def _options(
@@ -197,6 +206,7 @@ def clones_cells(
     eps0: float,
     p: float | None = None,
     *,
+    variant: str | None = None,
     truncation: str = "quantile",
     tail_mass: float = 1e-12,
     loss_grid_step: float | None = None,
@@ -208,7 +218,7 @@ def clones_cells(
 
     Parameters
     ----------
-    n, eps0, p
+    n, eps0, p, variant
         As in :func:`clones`.
     truncation : {"quantile", "hoeffding"}
         Window rule: exact binomial tail quantiles, or Hoeffding's bound (Lemma 11).
@@ -218,7 +228,7 @@ def clones_cells(
         Cell width h in nats, in (0, 1]; default: the engine's rule
         (:func:`pld.engine.choose_loss_grid_step`) for this pair's loss.
     """
-    pair = _pair(n, eps0, p)
+    pair = _pair(n, eps0, p, variant)
     truncation, tail_mass, loss_grid_step = _options(truncation, tail_mass, loss_grid_step)
     if truncation == "exact":
         raise ValueError("truncation must be 'quantile' or 'hoeffding' for clones_cells")
@@ -231,16 +241,26 @@ def clones(
     eps0: float,
     p: float | None = None,
     *,
+    variant: str | None = None,
     truncation: str = "quantile",
     tail_mass: float = 1e-12,
     loss_grid_step: float | None = None,
 ) -> PLD:
-    """One round of shuffling n users' ε0-LDP reports: the PLD of the clones pair.
+    """One round of shuffling n users' ε0-LDP reports: the PLD of a clones pair.
 
-    The dominating pair of Feldman, McMillan and Talwar (Koskela et al. 2023, eq 3.1-3.2,
-    Lemma 8, Cor 9) holds for any ε0-LDP randomisers, even adaptive ones; rounds
-    with different (n, ε0) compose with ``pld.compose`` (Koskela et al. 2023, Cor 10 and the
-    remark after it).
+    By default the **standard** pair of Feldman, McMillan and Talwar (2021), Thm 3.2
+    (clone probability e^-ε0 per user), which dominates the shuffle of *any* ε0-LDP
+    randomisers, even chosen adaptively. ``variant="stronger"`` is the pair of
+    Feldman, McMillan and Talwar (2023), Thm 3.1 (Koskela et al. (2023), eq 3.1-3.2;
+    clone probability 2/(e^ε0 + 1)): tighter (at n = 10^4, ε0 = 1, 100 rounds,
+    δ = 1e-6: ε = 0.508 against 0.623), but after that paper's erratum proven only
+    for randomisers with (e^ε0 + 1) R(x) >= R(x0) + R(x1) for all inputs x, x0, x1
+    (k-RR, binary randomised response; ``FiniteRandomizer.admits_stronger_clones``),
+    or when every other user holds the same input (docs/clones-validity.md, Theorems
+    A and B). For a specific randomiser ``pld.shuffle`` picks the pair it is proven
+    for.
+    Rounds with different (n, ε0) compose with ``pld.compose`` (Koskela et al. 2023,
+    Cor 10 and the remark after it).
 
     Parameters
     ----------
@@ -249,12 +269,12 @@ def clones(
     eps0 : float
         Local privacy parameter of every user's randomiser, in nats, in (0, 50].
     p : float, optional
-        Clone probability parameter in (0, 1/(e^ε0 + 1)]. Default 1/(e^ε0 + 1),
-        valid for every ε0-LDP randomiser; a smaller p is for randomisers known
-        to allow it and makes the third mixture component P2 (Koskela et al. 2023, §3.1)
-        non-zero. The caller vouches for that: the general proof for p < 1/(e^ε0 + 1)
-        (Feldman, McMillan and Talwar 2023, Lemma 3.5) is withdrawn by the authors'
-        erratum (docs/references.md, errata; ``Randomizer.clone_probability``).
+        Per-side clone probability in (0, 1/(e^ε0 + 1)], instead of ``variant``:
+        valid for randomisers with R(x) >= p (R(x0) + R(x1)) for all inputs
+        (:attr:`pld.randomizers.FiniteRandomizer.clone_probability` is the largest such
+        p); every ε0-LDP randomiser allows p <= e^-ε0 / 2.
+    variant : {"standard", "stronger"}, optional
+        The named pair (default "standard", above); not together with ``p``.
     truncation : {"quantile", "hoeffding", "exact"}
         "quantile" (default, fastest): keep the points inside exact binomial
         tail quantiles of C and A | C. "hoeffding": Hoeffding windows (Koskela et al.
@@ -274,7 +294,7 @@ def clones(
     PLD
         Symmetric one-round PLD with privacy loss in [-ε0, ε0].
     """
-    pair = _pair(n, eps0, p)
+    pair = _pair(n, eps0, p, variant)
     truncation, tail_mass, loss_grid_step = _options(truncation, tail_mass, loss_grid_step)
     if truncation == "exact":
         if pair.n > EXACT_MAX_N:
@@ -314,7 +334,6 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
     """
     from pld.shuffling.clones.recurrence import hockey_stick_rows
 
-    trials = pair.n - 1
     c_lo, c_hi = _clone_quantiles(pair, _HOCKEY_STICK_TAIL)
     check_grid_points(
         (c_hi - c_lo + 2.0) * HOCKEY_STICK_ROW_COST * max(eps.size, 1),
@@ -324,12 +343,8 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
     )
     totals = np.arange(max(c_lo, 1), c_hi + 2, dtype=np.int64)
     row_weight, weight_error = _row_weights(pair, totals)
-    # Mass of the rows left out: T = C + 1 w.p. 1 - w2, T = C w.p. w2 (row 0 is loss 0).
-    outside = (1.0 - pair.w2) * (_clone_cdf(pair, c_lo - 2) + _clone_sf(pair, c_hi))
-    origin = pair.w2 * math.exp(trials * pair.log_one_minus_rho)
-    if pair.w2 > 0.0:
-        outside += pair.w2 * (_clone_sf(pair, c_hi + 1) + _clone_cdf(pair, c_lo - 1))
-    outside *= 1.0 + 1e-9  # Boost's tails of C, with margin
+    # Mass of the rows left out (row T = C + 1); Boost's tails of C, with margin.
+    outside = (_clone_cdf(pair, c_lo - 2) + _clone_sf(pair, c_hi)) * (1.0 + 1e-9)
     lower = np.empty(eps.size)
     upper = np.empty(eps.size)
     for index, value in enumerate(eps):
@@ -338,15 +353,10 @@ def _hockey_stick(pair: _ClonesPair, eps: np.ndarray) -> tuple[np.ndarray, np.nd
             int(totals[0]),
             row_weight,
             weight_error,
-            pair.n,
             pair.r,
             pair.one_minus_r,
-            pair.blanket,
             pair.eps0,
         )
-        if c_lo == 0:
-            total += origin * max(0.0, -math.expm1(value))
-            slack += 4.0 * UNIT_ROUNDOFF * origin
         lower[index] = max(0.0, total - slack)
         upper[index] = min(1.0, total + slack + outside)
     return lower, upper
@@ -358,7 +368,7 @@ def clones_delta_bounds(
     eps: float | np.ndarray,
     p: float | None = None,
     *,
-    analysis: str = "2022",
+    variant: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Grid-free bracket on the one-round δ(ε) = H_{e^ε}(P || Q) of the clones pair.
 
@@ -372,26 +382,22 @@ def clones_delta_bounds(
 
     Parameters
     ----------
-    n, eps0, p
-        As in :func:`clones`.
+    n, eps0, p, variant
+        As in :func:`clones` (default: the standard pair).
     eps : float or array_like
         Values of ε in nats.
-    analysis : {"2022", "2021"}
-        The pair of Koskela et al. (2023), eq 3.1-3.2 (the one :func:`clones` uses), or the
-        earlier, weaker pair of Feldman et al. 2021 (C ~ Bin(n-1, e^-ε0)) for
-        comparison with their published numbers.
 
     Returns
     -------
     lower, upper : ndarray
         Bounds on δ(ε) at each ε (the pair is symmetric, so this is also H(Q || P)).
     """
-    pair = _analysed_pair(n, eps0, p, analysis)
+    pair = _pair(n, eps0, p, variant)
     return _hockey_stick(pair, validation.real_array("eps", eps))
 
 
 def clones_epsilon_bounds(
-    n: int, eps0: float, delta: float, p: float | None = None, *, analysis: str = "2022"
+    n: int, eps0: float, delta: float, p: float | None = None, *, variant: str | None = None
 ) -> tuple[float, float]:
     """Grid-free bracket on the one-round ε(δ) of the clones pair, from :func:`clones_delta_bounds`.
 
@@ -400,12 +406,10 @@ def clones_epsilon_bounds(
 
     Parameters
     ----------
-    n, eps0, p
+    n, eps0, p, variant
         As in :func:`clones`.
     delta : float
         Target δ in (0, 1).
-    analysis : {"2022", "2021"}
-        As in :func:`clones_delta_bounds`.
 
     Returns
     -------
@@ -413,7 +417,7 @@ def clones_epsilon_bounds(
         Bounds on min{ε >= 0 : δ(ε) <= delta}; ``upper`` is ``inf`` when even
         δ(ε0), which is at most the left-out mass, exceeds ``delta``.
     """
-    pair = _analysed_pair(n, eps0, p, analysis)
+    pair = _pair(n, eps0, p, variant)
     delta = validation.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
 
     def excess(eps: float, side: int) -> float:

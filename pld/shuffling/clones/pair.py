@@ -1,4 +1,5 @@
-"""The clones pair (Koskela et al. 2023, eqs 3.1-3.2): parameters, exact lattice, windows.
+"""The clones pairs (Feldman, McMillan and Talwar 2021, 2023): parameters, exact lattice,
+windows.
 
 The masses, the privacy loss s(a, b) and the truncation rules are derived in the
 docstring of :mod:`pld.shuffling.clones.mechanism`. This module holds what both of its
@@ -21,14 +22,18 @@ from pld.numerics import MAX_EPS0, UNIT_ROUNDOFF, binomial
 #: Largest n accepted by ``truncation="exact"``: (n+1)(n+2)/2 atoms, 4.5e6 at n = 3000.
 EXACT_MAX_N = 3000
 
+#: The named pairs (docs/clones-validity.md): per-side clone probability e^-ε0 / 2
+#: (Feldman, McMillan and Talwar 2021, Thm 3.2; every ε0-LDP randomizer) and
+#: 1/(e^ε0 + 1) (Feldman, McMillan and Talwar 2023, Thm 3.1; randomizers of its class).
+VARIANTS = ("standard", "stronger")
 
-#: A p above 1/(e^ε0 + 1) by at most this relative amount is taken to be the
-#: default: it absorbs the caller's own float rounding of the default value.
+#: A p above 1/(e^ε0 + 1) by at most this relative amount is taken to be
+#: 1/(e^ε0 + 1): it absorbs the caller's own float rounding of that value.
 P_ROUNDING_TOLERANCE = 1e-12
 
-#: With the default p, a smaller ε0 is computed as this one (an ε0-LDP randomiser is
-#: ε0'-LDP for every ε0' >= ε0, so that pair dominates): below it 1 - 2p = tanh(ε0/2)
-#: underflows and its logarithm with it.
+#: Without an explicit p, a smaller ε0 is computed as this one (an ε0-LDP randomiser
+#: is ε0'-LDP for every ε0' >= ε0, so that pair dominates): below it 1 - 2p
+#: (tanh(ε0/2) or 1 - e^-ε0) underflows and its logarithm with it.
 _SMALLEST_DEFAULT_EPS0 = 1e-300
 
 #: Rows of a + b whose probability is below this are left out (and charged): their
@@ -40,9 +45,9 @@ _SMALLEST_ROW_MASS = 1e-250
 class _ClonesPair:
     """Parameters of a pair of the clones family (:mod:`pld.shuffling.clones.mechanism`).
 
-    ``P = w_a P0 + r w_a P1 + w2 P2`` and ``Q = r w_a P0 + w_a P1 + w2 P2`` where the
-    other ``n - 1`` users are clones with probability ``rho`` (``rho/2`` of each
-    kind); ``blanket = w2 r / (1 - rho)`` so that ``c_t = blanket * (n - t)``.
+    ``P = w_a P0 + r w_a P1`` and ``Q = r w_a P0 + w_a P1`` with ``w_a = 1/(1 + r)``,
+    ``r = e^-ε0``, where the other ``n - 1`` users are clones with probability ``rho``
+    (``rho/2`` of each kind).
     """
 
     n: int
@@ -52,75 +57,47 @@ class _ClonesPair:
     weight_a: float
     r: float
     one_minus_r: float
-    w2: float
-    blanket: float
 
 
-def _pair(n: object, eps0: object, p: object) -> _ClonesPair:
-    """Validate (n, eps0, p) and return the pair of Koskela et al. (2023), eq 3.1-3.2."""
+def _pair(n: object, eps0: object, p: object = None, variant: object = None) -> _ClonesPair:
+    """Validate (n, eps0, p, variant) and return the pair (docs/clones-validity.md, eq. (1)).
+
+    ``p`` is the per-side clone probability, in (0, 1/(e^ε0 + 1)]; without it
+    ``variant`` ("standard", the default, or "stronger") sets it. Not both.
+    """
     n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     eps0 = validation.in_interval("eps0", eps0, 0.0, MAX_EPS0, low_open=True)
+    if p is not None and variant is not None:
+        raise ValueError("give p or variant, not both (variant names a value of p)")
     if p is None:
+        variant = validation.one_of("variant", "standard" if variant is None else variant, VARIANTS)
         eps0 = max(eps0, _SMALLEST_DEFAULT_EPS0)
-    p_max = 1.0 / (math.exp(eps0) + 1.0)
-    if p is None:
-        p = p_max
-    else:
-        p = validation.finite_real("p", p)
-        if not 0.0 < p <= p_max * (1.0 + P_ROUNDING_TOLERANCE):
-            raise ValueError(
-                f"p must lie in (0, 1/(e^eps0 + 1)] = (0, {p_max!r}] for eps0={eps0!r} (got {p!r})"
-            )
-        p = min(p, p_max)
     r = math.exp(-eps0)
-    # 1 - 2p = tanh(ε0/2) + 2 (p_max - p), without cancellation for small ε0.
-    one_minus_rho = math.tanh(eps0 / 2.0) + 2.0 * (p_max - p)
-    w2 = 0.0 if p == p_max else (p_max - p) / p_max
+    p_max = 1.0 / (math.exp(eps0) + 1.0)
+    if p is None and variant == "standard":
+        p, one_minus_rho = r / 2.0, -math.expm1(-eps0)
+    else:
+        if p is None:
+            p = p_max
+        else:
+            p = validation.finite_real("p", p)
+            if not 0.0 < p <= p_max * (1.0 + P_ROUNDING_TOLERANCE):
+                raise ValueError(
+                    f"p must lie in (0, 1/(e^eps0 + 1)] = (0, {p_max!r}] for eps0={eps0!r} "
+                    f"(got {p!r})"
+                )
+            p = min(p, p_max)
+        # 1 - 2p = tanh(ε0/2) + 2 (p_max - p), without cancellation for small ε0.
+        one_minus_rho = math.tanh(eps0 / 2.0) + 2.0 * (p_max - p)
     return _ClonesPair(
         n=n,
         eps0=eps0,
         rho=2.0 * p,
         log_one_minus_rho=math.log(one_minus_rho),
-        weight_a=math.exp(eps0) * p,
-        r=r,
-        one_minus_r=-math.expm1(-eps0),
-        w2=w2,
-        blanket=w2 * r / one_minus_rho,
-    )
-
-
-def _feldman_2021_pair(n: int, eps0: float) -> _ClonesPair:
-    """The earlier pair of Feldman, McMillan and Talwar (2021), Thm 3.1.
-
-    C ~ Bin(n-1, e^-ε0), mixture weights e^ε0/(e^ε0+1) and 1/(e^ε0+1), no third component.
-    """
-    r = math.exp(-eps0)
-    return _ClonesPair(
-        n=n,
-        eps0=eps0,
-        rho=r,
-        log_one_minus_rho=math.log1p(-r),
         weight_a=1.0 / (1.0 + r),
         r=r,
         one_minus_r=-math.expm1(-eps0),
-        w2=0.0,
-        blanket=0.0,
     )
-
-
-def _analysed_pair(n: object, eps0: object, p: object, analysis: str) -> _ClonesPair:
-    """The pair of ``analysis``: ``"2022"`` (Koskela et al. 2023, eqs 3.1-3.2) or ``"2021"``.
-
-    ``"2022"`` is the pair of Feldman, McMillan and Talwar (2023) (arXiv 2022) that Koskela et
-    al. (2023) use, ``"2021"`` that of Feldman, McMillan and Talwar (2021).
-    """
-    analysis = validation.one_of("analysis", analysis, ("2022", "2021"))
-    if analysis == "2022":
-        return _pair(n, eps0, p)
-    if p is not None:
-        raise ValueError("p applies to analysis='2022' only")
-    pair = _pair(n, eps0, None)
-    return _feldman_2021_pair(pair.n, pair.eps0)
 
 
 # -- exact lattice -----------------------------------------------------------------
@@ -131,7 +108,6 @@ def _lattice_log_pmfs(pair: _ClonesPair) -> tuple[np.ndarray, np.ndarray]:
     t = np.repeat(np.arange(n + 1), np.arange(1, n + 2))
     a = np.arange(t.size) - t * (t + 1) // 2
     b = t - a
-    blanket = pair.blanket * (n - t)
     log_common = (
         math.log(pair.weight_a)
         + gammaln(n)
@@ -142,8 +118,8 @@ def _lattice_log_pmfs(pair: _ClonesPair) -> tuple[np.ndarray, np.ndarray]:
         + (n - t) * pair.log_one_minus_rho
     )
     with np.errstate(divide="ignore"):
-        log_p = log_common + np.log(a + pair.r * b + blanket)
-        log_q = log_common + np.log(pair.r * a + b + blanket)
+        log_p = log_common + np.log(a + pair.r * b)
+        log_q = log_common + np.log(pair.r * a + b)
     return np.minimum(log_p, 0.0), np.minimum(log_q, 0.0)
 
 
@@ -214,6 +190,8 @@ def _split_window(clones: np.ndarray, truncation: str, tail_mass: float) -> np.n
 class _Rows:
     """Rows t = first, ..., first + len(low) - 1 (t >= 1) kept with a in [low_t, t - low_t].
 
+    Row t holds the points of C = t - 1 (the target's report adds one to a or b).
+
     Per row, ``clone_pmf`` is P(C = t - 1) and ``below`` is P(X <= low_t - 2) for
     X ~ Bin(t - 1, 1/2): the binomial values that the scatter (window mass) and
     :func:`_outside_mass` share.
@@ -221,7 +199,6 @@ class _Rows:
 
     first: int
     low: np.ndarray
-    include_origin: bool
     clone_pmf: np.ndarray
     below: np.ndarray
 
@@ -231,31 +208,19 @@ class _Rows:
 
 
 def _rows(pair: _ClonesPair, truncation: str, tail_mass: float) -> _Rows:
-    """Kept rows and their a-windows: the hull of the windows of C = t - 1 and C = t."""
+    """Kept rows and their a-windows: those of C = t - 1, widened by the target's report."""
     c_lo, c_hi = _clone_window(pair, truncation, tail_mass)
     clones = np.arange(c_lo, c_hi + 1, dtype=np.int64)
     split_low = _split_window(clones, truncation, tail_mass)
-    # P0, P1 with C = t - 1 land in row t; P2 with C = t lands in row t (only if w2 > 0).
-    first = max(c_lo + 1, 1) if pair.w2 == 0.0 else max(c_lo, 1)
-    last = c_hi + 1
+    # P0, P1 with C = t - 1 land in row t.
+    first, last = c_lo + 1, c_hi + 1
     totals = np.arange(first, last + 1, dtype=np.int64)
-    big = np.iinfo(np.int64).max
-    from_previous = np.full(totals.size, big)
-    inside = (totals - 1 >= c_lo) & (totals - 1 <= c_hi)
-    from_previous[inside] = split_low[totals[inside] - 1 - c_lo]
-    low = from_previous
-    if pair.w2 > 0.0:
-        from_same = np.full(totals.size, big)
-        inside = totals <= c_hi
-        from_same[inside] = split_low[totals[inside] - c_lo]
-        low = np.minimum(low, from_same)
+    low = split_low[totals - 1 - c_lo]
     # Hoeffding's window ignores the variance of C and can reach rows whose mass
     # underflows; the rows kept are those of mass >= _SMALLEST_ROW_MASS (the row
     # mass is unimodal in t, so they are contiguous; _outside_mass charges the rest).
-    counts = _clone_pmf(pair, np.arange(first - 1, last + 1, dtype=np.int64))
-    clone_pmf = counts[:-1]  # P(C = t - 1) per row
-    row_mass = clone_pmf + counts[1:]
-    heavy = np.flatnonzero(row_mass >= _SMALLEST_ROW_MASS)
+    clone_pmf = _clone_pmf(pair, totals - 1)  # P(C = t - 1) per row
+    heavy = np.flatnonzero(clone_pmf >= _SMALLEST_ROW_MASS)
     if heavy.size:
         kept = slice(int(heavy[0]), int(heavy[-1]) + 1)
         totals, low, clone_pmf = totals[kept], low[kept], clone_pmf[kept]
@@ -263,7 +228,6 @@ def _rows(pair: _ClonesPair, truncation: str, tail_mass: float) -> _Rows:
     return _Rows(
         first,
         low,
-        include_origin=pair.w2 > 0.0 and c_lo == 0 and first == 1,
         clone_pmf=clone_pmf,
         below=_half_cdf(low - 2, totals - 1),
     )
@@ -291,28 +255,19 @@ def _outside_mass(pair: _ClonesPair, rows: _Rows) -> float:
 
     Row t, a outside [lo, t - lo]: with X ~ Bin(t - 1, 1/2) the β(a - 1) and β(a)
     parts each leave P(X <= lo - 2) + P(X <= lo - 1) (Bin(t - 1, 1/2) is symmetric).
-    Rows outside [first, last]: T = C + 1 with probability 1 - w2, T = C otherwise.
+    Rows outside [first, last]: T = C + 1.
     """
     totals = rows.totals
     tails = rows.below + _half_cdf(rows.low - 1, totals - 1)
-    gamma = pair.blanket * (pair.n - totals) / totals
     row_mass = pair.weight_a * rows.clone_pmf
-    inside_rows = float(np.sum(row_mass * tails * (1.0 + pair.r + 2.0 * gamma)))
+    inside_rows = float(np.sum(row_mass * tails * (1.0 + pair.r)))
     return inside_rows + _outside_rows(pair, rows)
 
 
 def _outside_rows(pair: _ClonesPair, rows: _Rows) -> float:
-    """Exact P-mass (equal to the Q-mass) of the rows outside [first, last].
-
-    T = C + 1 with probability 1 - w2, T = C otherwise (C ~ Bin(n - 1, 2p)).
-    """
+    """Exact P-mass (equal to the Q-mass) of the rows outside [first, last] (T = C + 1)."""
     first, last = rows.first, rows.first + rows.low.size - 1
-    outside = (1.0 - pair.w2) * (_clone_cdf(pair, first - 2) + _clone_sf(pair, last - 1))
-    if pair.w2 > 0.0:
-        outside += pair.w2 * _clone_sf(pair, last)
-        if not rows.include_origin:
-            outside += pair.w2 * _clone_cdf(pair, first - 1)
-    return outside
+    return _clone_cdf(pair, first - 2) + _clone_sf(pair, last - 1)
 
 
 def _clone_cdf(pair: _ClonesPair, k: int) -> float:
@@ -334,7 +289,7 @@ def _clone_sf(pair: _ClonesPair, k: int) -> float:
 
 
 def _row_weights(pair: _ClonesPair, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row weights ``e^eps0 p P(C = t - 1)`` and bounds on their relative errors.
+    """Row weights ``e^ε0/(e^ε0 + 1) P(C = t - 1)`` and bounds on their relative errors.
 
     By Loader's pmf (:mod:`pld.numerics.binomial_pmf`), whose error does not grow
     with n (Boost's reaches 2e-11 at n = 5.4e8): 64 u (1 + |log P|) and 4 u for the

@@ -102,12 +102,12 @@ def upper_tail(k: int, m: int) -> tuple[float, float]:
 
 
 @numba.njit(cache=True)
-def _threshold(start: int, t: int, eps: float, r: float, one_minus_r: float, blanket_t: float):
+def _threshold(start: int, t: int, eps: float, r: float, one_minus_r: float):
     """Smallest a in [0, t + 1] with s(a, t - a) >= eps, searched from ``start``."""
     a = start
-    while a > 0 and _row_loss(a - 1, t, r, one_minus_r, blanket_t) >= eps:
+    while a > 0 and _row_loss(a - 1, t, r, one_minus_r) >= eps:
         a -= 1
-    while a <= t and _row_loss(a, t, r, one_minus_r, blanket_t) < eps:
+    while a <= t and _row_loss(a, t, r, one_minus_r) < eps:
         a += 1
     return a
 
@@ -118,16 +118,14 @@ def hockey_stick_rows(
     first: int,
     row_weight: np.ndarray,
     weight_error: np.ndarray,
-    n: int,
     r: float,
     one_minus_r: float,
-    blanket: float,
     eps0: float,
 ) -> tuple[float, float]:
     """Sum over rows t = first, first + 1, ... of P - e^eps Q over the points of loss >= eps.
 
     Per row (Koskela et al. 2023, App A, regrouped so that nothing cancels at
-    eps = 0): ``w [(1 - e^eps)(1 + r + 2 gamma) T + (1 - e^(eps - eps0) + gamma (1 - e^eps)) B]``
+    eps = 0): ``w [(1 - e^eps)(1 + r) T + (1 - e^(eps - eps0)) B]``
     with T = P(X >= k), B = beta(k - 1), k the row's threshold. Returns the sum and
     a bound on its absolute error (``weight_error``: relative bound of each weight).
     """
@@ -135,7 +133,7 @@ def hockey_stick_rows(
     edge0 = -math.expm1(eps - eps0)
     rows = row_weight.shape[0]
     t = first
-    k = _threshold(t // 2, t, eps, r, one_minus_r, blanket * (n - t))
+    k = _threshold(t // 2, t, eps, r, one_minus_r)
     m = t - 1
     tail, tail_error = upper_tail(k, m)
     beta = half_pmf(float(k - 1), float(m)) if 1 <= k <= m + 1 else 0.0
@@ -146,9 +144,8 @@ def hockey_stick_rows(
         t = first + i
         m = t - 1
         w = row_weight[i]
-        gamma = blanket * (n - t) / t
-        c1 = -e * (1.0 + r + 2.0 * gamma)
-        c2 = edge0 - gamma * e
+        c1 = -e * (1.0 + r)
+        c2 = edge0
         a1 = w * c1 * tail
         a2 = w * c2 * beta
         total += a1 + a2
@@ -158,7 +155,7 @@ def hockey_stick_rows(
             break
         big_m = m + 1
         following = t + 1
-        k_next = _threshold(k, following, eps, r, one_minus_r, blanket * (n - following))
+        k_next = _threshold(k, following, eps, r, one_minus_r)
         if k <= 1 or k >= m or k_next <= 1 or k_next >= big_m:
             # Near an end of the row: afresh (never in the bulk of a large row).
             k = k_next
@@ -190,18 +187,18 @@ def hockey_stick_rows(
 
 
 @numba.njit(cache=True, inline="always")
-def _above(a: float, t: float, r: float, blanket_t: float, edge: float) -> bool:
-    """The scatter kernel's test e^s(a) >= edge, as (a + r b + c_t) >= edge (r a + b + c_t)."""
-    return a + r * (t - a) + blanket_t >= edge * (r * a + (t - a) + blanket_t)
+def _above(a: float, t: float, r: float, edge: float) -> bool:
+    """The scatter kernel's test e^s(a) >= edge, as (a + r b) >= edge (r a + b)."""
+    return a + r * (t - a) >= edge * (r * a + (t - a))
 
 
 @numba.njit(cache=True)
-def _edge(start: int, t: int, r: float, blanket_t: float, edge: float) -> int:
+def _edge(start: int, t: int, r: float, edge: float) -> int:
     """Smallest a in [0, t + 1] whose point passes :func:`_above`, searched from ``start``."""
     a = start
-    while a > 0 and _above(float(a - 1), float(t), r, blanket_t, edge):
+    while a > 0 and _above(float(a - 1), float(t), r, edge):
         a -= 1
-    while a <= t and not _above(float(a), float(t), r, blanket_t, edge):
+    while a <= t and not _above(float(a), float(t), r, edge):
         a += 1
     return a
 
@@ -246,9 +243,7 @@ def scatter_rows(
     first: int,
     row_weight: np.ndarray,
     weight_error: np.ndarray,
-    n: int,
     r: float,
-    blanket: float,
     edges: np.ndarray,
     low_cell: int,
     high_cell: int,
@@ -265,13 +260,13 @@ def scatter_rows(
     weights as in :mod:`pld.shuffling.clones.kernels`. With ``U_j`` the beta-sum of
     cell j and ``E_j = beta(e_j - 1)`` at its lower end e_j, the cell's masses are
 
-        P_j = w [(1 + r + 2 gamma) U_j + (1 + gamma)(E_j - E_{j+1})],
-        Q_j = w [(1 + r + 2 gamma) U_j + (r + gamma)(E_j - E_{j+1})],
+        P_j = w [(1 + r) U_j + (E_j - E_{j+1})],
+        Q_j = w [(1 + r) U_j + r (E_j - E_{j+1})],
 
     (sum of beta(a - 1) over the cell: U_j + E_j - E_{j+1}). ``error_p``/``error_q``
     receive bounds on the absolute errors. Returns a bound on the P-mass (also on
     the Q-mass) of the points below e_low or from e_high on: per row at most
-    ``w (1 + r + 2 gamma)`` times the two binomial tails, each bounded by the
+    ``w (1 + r)`` times the two binomial tails, each bounded by the
     geometric series of its end's ratio (ratios fall away from the median).
     """
     rows = row_weight.shape[0]
@@ -283,10 +278,9 @@ def scatter_rows(
     betas = np.zeros(cells + 1)
     beta_error = np.zeros(cells + 1)
     t = first
-    blanket_t = blanket * (n - t)
     guess = t // 2
     for j in range(cells + 1):
-        ends[j] = _edge(guess, t, r, blanket_t, edges[low_cell + j])
+        ends[j] = _edge(guess, t, r, edges[low_cell + j])
         guess = ends[j]
     _fresh(t - 1, ends, sums, sum_error, betas, beta_error)
     outside = 0.0
@@ -294,10 +288,9 @@ def scatter_rows(
         t = first + i
         m = t - 1
         w = row_weight[i]
-        gamma = blanket * (n - t) / t
-        both = 1.0 + r + 2.0 * gamma
-        p_edge = 1.0 + gamma
-        q_edge = r + gamma
+        both = 1.0 + r
+        p_edge = 1.0
+        q_edge = r
         relative = weight_error[i] + 8.0 * _U
         for j in range(cells):
             difference = betas[j] - betas[j + 1]
@@ -328,9 +321,8 @@ def scatter_rows(
             break
         big_m = m + 1
         following = t + 1
-        blanket_t = blanket * (n - following)
         for j in range(cells + 1):
-            targets[j] = _edge(ends[j], following, r, blanket_t, edges[low_cell + j])
+            targets[j] = _edge(ends[j], following, r, edges[low_cell + j])
         if (i + 1) % anchor_rows == 0:
             for j in range(cells + 1):
                 ends[j] = targets[j]
