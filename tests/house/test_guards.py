@@ -694,3 +694,13 @@ def test_the_plain_sum_shortcut_decides_as_the_exact_sum():
                 _charged("P", masses, truncated, mass_error)
         else:
             assert _charged("P", masses, truncated, mass_error) == expected
+
+
+def test_shuffled_gaussian_at_a_trillion_users_is_refused_not_out_of_memory() -> None:
+    # The blanket window's kernel was allocated before its length was checked: 27.5 GiB
+    # at n = 1e12 (a MemoryError traceback). Now the window is refused by its length and
+    # the best-of analysis ends in the clones profile's budget refusal, in about a second.
+    start = time.perf_counter()
+    with pytest.raises(pld.BudgetError, match=r"clones\(n=1000000000000.*budget"):
+        pld.shuffle(pld.randomizers.gaussian(sigma=2.0), 10**12)
+    assert time.perf_counter() - start < 10.0
