@@ -39,7 +39,17 @@ P_OPTION = Option("--p", "p", float, "check-in probability, in (0, 1]")
 
 #: The randomizers ``--randomizer`` takes (:data:`pld.randomizers.NAMES`, without importing
 #: the randomizers).
-RANDOMIZER_NAMES = ("krr", "rr", "olh", "hadamard", "unary", "gaussian", "laplace", "matrix")
+RANDOMIZER_NAMES = (
+    "krr",
+    "rr",
+    "olh",
+    "hadamard",
+    "unary",
+    "gaussian",
+    "laplace",
+    "vector-gaussian",
+    "matrix",
+)
 
 if TYPE_CHECKING:
     from pld.distribution import PLD
@@ -180,11 +190,13 @@ RANDOMIZER_OPTIONS = (
     Option("--gamma", "gamma", float, "krr/rr: uniform-answer probability", required=False),
     Option("--domain", "domain", integer, "olh/hadamard/unary: inputs", required=False),
     Option("--buckets", "buckets", integer, "olh: hash buckets g", required=False),
-    Option("--sigma", "sigma", float, "gaussian: noise std", required=False),
+    Option("--sigma", "sigma", float, "gaussian/vector-gaussian: noise std", required=False),
     Option("--scale", "scale", float, "laplace: noise scale", required=False),
     Option("--low", "low", float, "gaussian/laplace: input low end", required=False),
     Option("--high", "high", float, "gaussian/laplace: input high end", required=False),
     Option("--matrix", "matrix", str, "matrix: a .csv or .npy file", required=False),
+    Option("--dim", "dim", integer, "vector-gaussian: dimension (>= 1)", required=False),
+    Option("--clip", "clip", float, "vector-gaussian: L2 norm bound (default 1)", required=False),
 )
 
 

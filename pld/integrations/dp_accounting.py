@@ -79,6 +79,7 @@ from pld.integrations.dp_events import (
     non_private,
     relation_name,
 )
+from pld.integrations.pld_events import PLDEvent, RandomAllocationDpEvent
 
 try:
     from dp_accounting import dp_event, privacy_accountant
@@ -89,7 +90,14 @@ except ImportError as error:  # pragma: no cover - the extra is installed in the
         "in a checkout of pld, pip install '.[dp-accounting]')"
     ) from error
 
-__all__ = ["Accountant", "from_dp_accounting", "from_dp_event", "to_dp_accounting"]
+__all__ = [
+    "Accountant",
+    "PLDEvent",
+    "RandomAllocationDpEvent",
+    "from_dp_accounting",
+    "from_dp_event",
+    "to_dp_accounting",
+]
 
 
 def _shifted_up(masses: np.ndarray, shift: float, step: float) -> np.ndarray:
@@ -398,12 +406,34 @@ def _fine(loss: PLD) -> PLD:
     return loss
 
 
+#: Events whose PLDs keep their own grids in the accountant (:func:`_own_grid`).
+_OWN_GRID_EVENTS = (PLDEvent.__name__, RandomAllocationDpEvent.__name__)
+
+
+def _own_grid(event: Any) -> bool:
+    """True for an event tree holding a :class:`PLDEvent` or a random allocation.
+
+    Their PLDs are composed on their own grids: a caller's PLD as given, a random
+    allocation on the grid its loss's spread calls for (the accountant's fine grid
+    would cost it ~10^9 points). Queries still refine to their ``rel_accuracy``.
+    """
+    if type(event).__name__ in _OWN_GRID_EVENTS:  # by name, as the converter reads events
+        return True
+    inner = getattr(event, "event", None)
+    children = list(getattr(event, "events", None) or ()) + ([] if inner is None else [inner])
+    return any(_own_grid(child) for child in children)
+
+
 class Accountant(privacy_accountant.PrivacyAccountant):
     """A ``dp_accounting.PrivacyAccountant`` that accounts with pld (drop-in for ``PLDAccountant``).
 
     Every event is converted by :func:`pld.from_dp_event` (its docstring lists the
     events); identical events are converted once and their counts added, and
-    the whole sequence is composed by FFT when first queried.
+    the whole sequence is composed by FFT when first queried. Central events are
+    rebuilt on :data:`ACCOUNTANT_LOSS_GRID_STEP`; events holding a :class:`PLDEvent`
+    (shuffled rounds, check-ins, any pld mechanism: its ``neighboring_relations``
+    must include this accountant's) or a :data:`RandomAllocationDpEvent` keep
+    their own grids, which the composition nests.
 
     Parameters
     ----------
@@ -441,6 +471,7 @@ class Accountant(privacy_accountant.PrivacyAccountant):
         self._tail_mass = DEFAULT_TAIL_MASS if tail_mass is None else tail_mass
         validation.in_interval("tail_mass", self._tail_mass, 0.0, 1e-3, low_open=True)
         self._losses: dict[int, tuple[PLD, int]] = {}
+        self._as_built: set[int] = set()  # ids of the losses kept on their own grids
         self._converted: dict[Any, PLD] = {}
         self._last: tuple[Any, PLD] | None = None
         self._total: PLD | None = None
@@ -468,6 +499,8 @@ class Accountant(privacy_accountant.PrivacyAccountant):
                 invalid_event=error.event, error_message=error.reason
             )
         if do_compose and count > 0 and not isinstance(event, dp_event.NoOpDpEvent):
+            if _own_grid(event):
+                self._as_built.add(id(loss))
             _, before = self._losses.get(id(loss), (loss, 0))
             self._losses[id(loss)] = (loss, before + count)
             self._total = self._upper = None
@@ -484,11 +517,13 @@ class Accountant(privacy_accountant.PrivacyAccountant):
         """The composition of every event, each one-round PLD passed through ``side``."""
         if any(is_non_private(loss) for loss, _ in self._losses.values()):
             return non_private()
-        parts = [
-            side(_fine(loss)).self_compose(count, tail_mass=self._tail_mass)
-            if count > 1
-            else side(_fine(loss))
+        sides = [
+            (side(loss if id(loss) in self._as_built else _fine(loss)), count)
             for loss, count in self._losses.values()
+        ]
+        parts = [
+            one.self_compose(count, tail_mass=self._tail_mass) if count > 1 else one
+            for one, count in sides
         ]
         return compose(*parts, tail_mass=self._tail_mass)
 

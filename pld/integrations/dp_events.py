@@ -34,6 +34,13 @@ event                                 PLD
 ``SelfComposedDpEvent(e, T)``         ``from_dp_event(e).self_compose(T)``
 ``ComposedDpEvent(es)``               ``pld.compose(*(from_dp_event(e) for e in es))``
 ``EpsilonDeltaDpEvent(eps, delta)``   ``pld.approximate_dp(eps, delta)`` (newer dp_accounting)
+``RandomAllocationDpEvent(e, k, T)``  add/remove only: ``pld.random_allocation(base, rounds=T,
+                                      participations=k)``, ``base`` the PLD of the one-step
+                                      event ``e`` (newer dp_accounting, or pld's own class:
+                                      :mod:`pld.integrations.pld_events`)
+``PLDEvent(loss, relations)``         ``loss`` itself, if ``relation`` is one of the
+                                      ``relations`` it is stated for (else refused):
+                                      :class:`pld.integrations.pld_events.PLDEvent`
 ====================================  ==========================================================
 
 Refused with a ``ValueError`` naming the event: ``UnsupportedDpEvent``,
@@ -373,6 +380,44 @@ class _Converter:
             return base
         subsample = _pld_function("subsample_without_replacement", event)
         return subsample(base, rate=sample / size)
+
+    # -- pld's own PLDs and random allocation -------------------------------------------
+
+    def _PLDEvent(self, event: Any, relation: str) -> Any:
+        stated = tuple(event.neighboring_relations)
+        _check(
+            relation in stated,
+            event,
+            f"its PLD is stated to hold under {' and '.join(stated)} adjacency, not under "
+            f"the accountant's {relation!r} (build it with that adjacency, or account "
+            "under the relation it holds for)",
+        )
+        return event.loss
+
+    def _RandomAllocationDpEvent(self, event: Any, relation: str) -> Any | None:
+        steps = _count(event, "num_steps")
+        selected = _count(event, "num_selected")
+        _check(steps >= 1 and selected <= steps, event, "need num_steps >= 1, num_selected <= it")
+        if selected == 0:
+            return None
+        _check(
+            relation == "add-remove",
+            event,
+            "random allocation is proved for adding or removing one record "
+            "(ADD_OR_REMOVE_ONE) only",
+        )
+        base = self.convert(event.event, relation)
+        if base is None or is_non_private(base):
+            return base
+        _check(
+            not base.composed,
+            event,
+            "its event must be one step of a mechanism, not a composition "
+            "(allocate one step, then compose)",
+        )
+        return _pld_function("random_allocation", event)(
+            base, rounds=steps, participations=selected
+        )
 
 
 _REFUSED = {

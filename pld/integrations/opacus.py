@@ -11,6 +11,11 @@ the Poisson-subsampled Gaussian mechanism under add/remove adjacency
 (``pld.subsampled_gaussian``; ``pld.gaussian`` at sample rate 1), composed by FFT;
 ``get_epsilon`` returns the rigorous upper bound of pld's bracket.
 
+:class:`ShuffledAccountant` has the same interface for batches that use every
+example exactly once per epoch (not Poisson): each epoch of ``T`` steps is the
+random allocation of the Gaussian mechanism (``pld.random_allocation``, one
+participation in ``T`` rounds; Feldman and Shenfeld 2026), and epochs compose.
+
 The one-line switch, with Opacus's ``PrivacyEngine`` (which builds its own
 accountant from a name)::
 
@@ -62,6 +67,8 @@ def _entry(entry: Any, where: str) -> tuple[float, float, int]:
 class Accountant:
     """Opacus's accountant interface, answered by pld's PLD composition.
 
+    Every step is one Poisson-subsampled Gaussian (module docstring).
+
     Parameters
     ----------
     tail_mass : float, optional
@@ -88,13 +95,16 @@ class Accountant:
             1e-3,
             low_open=True,
         )
-        self._steps: dict[tuple[float, float], Any] = {}
+        self._units: dict[tuple, Any] = {}
         self._cached: tuple[tuple, Any] | None = None
+
+    #: The name Opacus shows (``mechanism()``, ``state_dict``).
+    NAME = MECHANISM
 
     @classmethod
     def mechanism(cls) -> str:
-        """Accounting mechanism name, ``"pld"``."""
-        return MECHANISM
+        """Accounting mechanism name (``"pld"`` for this class)."""
+        return cls.NAME
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one optimizer step.
@@ -128,19 +138,27 @@ class Accountant:
             return self._cached[1]
         from pld.distribution import compose
 
-        counts: dict[tuple[float, float], int] = {}
-        for noise_multiplier, sample_rate, steps in entries:
-            key = (noise_multiplier, sample_rate)
-            counts[key] = counts.get(key, 0) + steps
         parts = []
-        for key, steps in counts.items():
-            if key not in self._steps:
-                self._steps[key] = _step_pld(*key)
-            one = self._steps[key]
-            parts.append(one.self_compose(steps, tail_mass=self._tail_mass) if steps > 1 else one)
+        for key, count in self._units_counted(entries).items():
+            if key not in self._units:
+                self._units[key] = self._unit(*key)
+            one = self._units[key]
+            parts.append(one.self_compose(count, tail_mass=self._tail_mass) if count > 1 else one)
         total = compose(*parts, tail_mass=self._tail_mass)
         self._cached = (entries, total)
         return total
+
+    def _units_counted(self, entries: tuple[tuple[float, float, int], ...]) -> dict[tuple, int]:
+        """How many times each unit of accounting occurs: here one step per key."""
+        counts: dict[tuple, int] = {}
+        for noise_multiplier, sample_rate, steps in entries:
+            key = (noise_multiplier, sample_rate)
+            counts[key] = counts.get(key, 0) + steps
+        return counts
+
+    def _unit(self, noise_multiplier: float, sample_rate: float) -> Any:
+        """The PLD of one unit of accounting: here one step."""
+        return _step_pld(noise_multiplier, sample_rate)
 
     def epsilon_bounds(self, delta: float) -> tuple[float, float]:
         """Lower and upper bounds on epsilon at ``delta``, in nats."""
@@ -169,11 +187,11 @@ class Accountant:
         return hook
 
     def state_dict(self, destination: MutableMapping[str, Any] | None = None) -> Any:
-        """The accountant's state: ``{"history": [...], "mechanism": "pld"}``."""
+        """The accountant's state: ``{"history": [...], "mechanism": mechanism()}``."""
         if destination is None:
             destination = OrderedDict()
         destination["history"] = list(self.history)
-        destination["mechanism"] = MECHANISM
+        destination["mechanism"] = self.NAME
         return destination
 
     def load_state_dict(self, state_dict: MutableMapping[str, Any]) -> None:
@@ -193,13 +211,118 @@ class Accountant:
         mechanism = state_dict["mechanism"]
         if callable(mechanism):  # Opacus's own accountants store the classmethod
             mechanism = mechanism()
-        if mechanism != MECHANISM:
+        if mechanism != self.NAME:
             raise ValueError(
                 f"state_dict of mechanism {mechanism!r} cannot be loaded into the "
-                f"{MECHANISM!r} accountant"
+                f"{self.NAME!r} accountant"
             )
         history = [_entry(e, "state_dict history entry") for e in state_dict["history"]]
         self.history = history
+
+
+#: The name Opacus shows for :class:`ShuffledAccountant`.
+SHUFFLED_MECHANISM = "pld-allocation"
+
+
+def steps_per_epoch(sample_rate: float) -> int:
+    """T from Opacus's ``sample_rate = 1 / len(data_loader)``: the steps of one epoch.
+
+    Raises
+    ------
+    ValueError
+        When ``1 / sample_rate`` is not an integer (to 1e-9 relative): shuffled
+        batches use every example once in T steps, so the rate is ``1 / T``.
+    """
+    sample_rate = validation.in_interval("sample_rate", sample_rate, 0.0, 1.0, low_open=True)
+    rounds = round(1.0 / sample_rate)
+    if abs(rounds * sample_rate - 1.0) > 1e-9:
+        raise ValueError(
+            f"sample_rate must be 1/T for T steps per epoch with shuffled batches, in (0, 1] "
+            f"(got {sample_rate!r}, 1/sample_rate = {1.0 / sample_rate:.6g})"
+        )
+    return rounds
+
+
+class ShuffledAccountant(Accountant):
+    """Opacus's accountant interface for shuffled batches: every example once per epoch.
+
+    Each epoch of ``T = 1 / sample_rate`` steps (Opacus's ``sample_rate`` is ``1 /
+    len(data_loader)``) uses every example in exactly one step, chosen uniformly at
+    random: the random allocation of the Gaussian mechanism with one participation
+    in ``T`` rounds, ``pld.random_allocation(pld.gaussian(noise_multiplier),
+    rounds=T)``, under add/remove adjacency and adaptive steps (Feldman and
+    Shenfeld 2026; docs/random-allocation.md states what is proved). Epochs compose
+    (``self_compose``); ``get_epsilon`` returns pld's rigorous upper bound.
+
+    What is proved, precisely: each example's step is uniform on the epoch's
+    ``T`` steps and independent of the other examples' ("balls and bins" batching,
+    Chua et al. 2024; batch sizes vary), so adding or removing one example leaves
+    the other examples' batches unchanged. A loader that shuffles and cuts
+    fixed-size batches moves other examples when one is added or removed, and
+    a last, smaller batch makes the step non-uniform: this accountant does not
+    cover those loaders.
+
+    Steps are counted from the start of the history in epochs of ``T``: a
+    noise multiplier that changes inside an epoch is charged at the epoch's
+    smallest (the Gaussian of the smallest noise dominates every step's), and a
+    last, incomplete epoch as a full one (its outputs are a prefix of the full
+    epoch's, a post-processing). ``sample_rate`` may change only between epochs.
+
+    Parameters
+    ----------
+    tail_mass : float, optional
+        As :class:`Accountant`.
+    """
+
+    NAME = SHUFFLED_MECHANISM
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Record one optimizer step; ``sample_rate`` is ``1 / T``, T steps per epoch."""
+        steps_per_epoch(sample_rate)
+        super().step(noise_multiplier=noise_multiplier, sample_rate=sample_rate)
+
+    def _units_counted(self, entries: tuple[tuple[float, float, int], ...]) -> dict[tuple, int]:
+        """Epochs, keyed by (smallest noise multiplier, 1 / T), in the order taken."""
+        counts: dict[tuple, int] = {}
+
+        def close(noise: float, rounds: int) -> None:
+            counts[(noise, 1.0 / rounds)] = counts.get((noise, 1.0 / rounds), 0) + 1
+
+        open_epoch: list = []  # [T, smallest noise multiplier, steps taken]
+        for noise_multiplier, sample_rate, steps in entries:
+            rounds = steps_per_epoch(sample_rate)
+            if open_epoch and open_epoch[0] != rounds:
+                raise ValueError(
+                    f"sample_rate changed from 1/{open_epoch[0]} to 1/{rounds} inside an "
+                    f"epoch (after {open_epoch[2]} of its {open_epoch[0]} steps); shuffled "
+                    "batches change their number only between epochs"
+                )
+            if open_epoch:
+                taken = min(steps, rounds - open_epoch[2])
+                open_epoch[1] = min(open_epoch[1], noise_multiplier)
+                open_epoch[2] += taken
+                steps -= taken
+                if open_epoch[2] == rounds:
+                    close(open_epoch[1], rounds)
+                    open_epoch = []
+            full, rest = divmod(steps, rounds)
+            if full:
+                key = (noise_multiplier, 1.0 / rounds)
+                counts[key] = counts.get(key, 0) + full
+            if rest:
+                open_epoch = [rounds, noise_multiplier, rest]
+        if open_epoch:
+            close(open_epoch[1], open_epoch[0])
+        return counts
+
+    def _unit(self, noise_multiplier: float, sample_rate: float) -> Any:
+        """One epoch: the random allocation of the Gaussian in ``T = 1 / sample_rate`` rounds."""
+        from pld.allocation import random_allocation
+        from pld.central import gaussian
+
+        rounds = steps_per_epoch(sample_rate)
+        mechanism = gaussian(noise_multiplier)
+        return mechanism if rounds == 1 else random_allocation(mechanism, rounds=rounds)
 
 
 def get_noise_multiplier(

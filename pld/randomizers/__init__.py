@@ -1,4 +1,4 @@
-"""Local randomizers: finite (row-stochastic matrices and presets) and continuous.
+"""Local randomizers: finite (row-stochastic matrices and presets), continuous, vector.
 
 Names are imported lazily so that ``import pld`` stays fast.
 """
@@ -12,6 +12,8 @@ _EXPORTS = {
     "check_randomizer": "pld.randomizers.base",
     "GaussianRandomizer": "pld.randomizers.continuous",
     "LaplaceRandomizer": "pld.randomizers.continuous",
+    "VectorGaussianRandomizer": "pld.randomizers.vector",
+    "vector_gaussian": "pld.randomizers.vector",
     "FiniteRandomizer": "pld.randomizers.finite",
     "matrix": "pld.randomizers.finite",
     "krr": "pld.randomizers.presets",

@@ -33,6 +33,7 @@ NAMED: dict[str, _Named] = {
     "unary": _Named("unary", ("eps0", "domain")),
     "gaussian": _Named("gaussian", ("sigma",), ("low", "high")),
     "laplace": _Named("laplace", ("scale",), ("low", "high")),
+    "vector-gaussian": _Named("vector_gaussian", ("sigma", "dim"), ("clip",)),
     "matrix": _Named("matrix", ("probs",)),
 }
 

@@ -694,3 +694,17 @@ def test_the_plain_sum_shortcut_decides_as_the_exact_sum():
                 _charged("P", masses, truncated, mass_error)
         else:
             assert _charged("P", masses, truncated, mass_error) == expected
+
+
+def test_shuffled_gaussian_blanket_at_a_trillion_users_fits_in_memory() -> None:
+    # The blanket window's kernel was allocated before its length was checked: 27.5 GiB
+    # at n = 1e12, sigma = 2 (a MemoryError traceback from pld.shuffle). The window is now
+    # refused by its length first, and the profile falls back to its Chernoff side.
+    from pld.shuffling.blanket.continuous import continuous_profile_bounds
+
+    randomizer = pld.randomizers.gaussian(sigma=2.0)
+    start = time.perf_counter()
+    assert randomizer.blanket_usable(10**12)
+    lower, upper = continuous_profile_bounds(randomizer.blanket_law(), 10**12, np.zeros(1))
+    assert 0.0 <= lower[0] <= upper[0] < 1e-5
+    assert time.perf_counter() - start < 10.0

@@ -7,7 +7,10 @@
   (:mod:`pld.shuffling.blanket.continuous_terms`), its lattice laws
   (:mod:`pld.shuffling.blanket.continuous_sum`), the tilted n-fold sum on a window
   (:mod:`pld.shuffling.blanket.continuous_window`) and the profile
-  (:mod:`pld.shuffling.blanket.continuous`).
+  (:mod:`pld.shuffling.blanket.continuous`);
+* the Gaussian on a set of diameter Delta in any dimension (the clipped vector
+  Gaussian): the pairwise blanket with its shortfall charged
+  (:mod:`pld.shuffling.blanket.pairwise`, docs/vector-gaussian.md §2).
 
 The evaluators take the randomizer's blanket description (classes of a finite
 randomizer, the law of a continuous one), never a randomizer: the randomizer classes
@@ -38,6 +41,10 @@ _EXPORTS = {
     "laplace_law": "pld.shuffling.blanket.continuous_law",
     "NoBlanketError": "pld.shuffling.blanket.continuous_law",
     "GroupBlanket": "pld.shuffling.blanket.population",
+    "pairwise_profile_bounds": "pld.shuffling.blanket.pairwise",
+    "clone_probabilities": "pld.shuffling.blanket.pairwise",
+    "PAIRWISE_STEPS_PER_STD": "pld.shuffling.blanket.pairwise",
+    "PAIRWISE_MAX_RATIO": "pld.shuffling.blanket.pairwise",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -110,3 +110,19 @@ def contract_to_grid(positions: np.ndarray, masses: np.ndarray) -> tuple[int, np
         if carry_mass > 0.0:
             out[int(math.floor(carry_mean)) - first] += carry_mass
     return first, out
+
+
+def with_zero_atom(first: int, masses: np.ndarray, weight: float) -> tuple[int, np.ndarray]:
+    """The lattice law of ``B Z``, ``B ~ Bernoulli(weight)``, from the law of ``Z``.
+
+    ``weight`` times the masses on grid indices ``first, first + 1, ...``, plus
+    ``1 - weight`` at index 0 (the grid is grown to hold it).
+    """
+    if first > 0 or first + masses.shape[0] <= 0:
+        low = min(first, 0)
+        grown = np.zeros(max(first + masses.shape[0], 1) - low)
+        grown[first - low : first - low + masses.shape[0]] = masses
+        first, masses = low, grown
+    masses = weight * masses
+    masses[-first] += 1.0 - weight
+    return first, masses

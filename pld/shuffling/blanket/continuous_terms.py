@@ -15,7 +15,11 @@ import numpy as np
 from pld.numerics import UNIT_ROUNDOFF
 from pld.numerics.iid_sums import log_sum_exp, mgf_log_error
 from pld.shuffling.blanket.continuous_law import VLaw
-from pld.shuffling.blanket.continuous_sum import contract_to_grid, spread_to_grid
+from pld.shuffling.blanket.continuous_sum import (
+    contract_to_grid,
+    spread_to_grid,
+    with_zero_atom,
+)
 
 #: Relative error bound of each cell mass (Gauss-Legendre with a remainder below
 #: 1e-20 on pieces of width <= 1/8 sigma, plus float round-off of a few dozen ulps).
@@ -112,14 +116,7 @@ def lattice(term: Term, gamma: float, bound: str) -> tuple[int, np.ndarray]:
         )
         order = np.argsort(positions, kind="stable")
         first, masses = contract_to_grid(positions[order], weights[order])
-        if first > 0 or first + masses.shape[0] <= 0:
-            low = min(first, 0)
-            grown = np.zeros(max(first + masses.shape[0], 1) - low)
-            grown[first - low : first - low + masses.shape[0]] = masses
-            first, masses = low, grown
-    masses = gamma * masses
-    masses[-first] += 1.0 - gamma
-    return first, masses
+    return with_zero_atom(first, masses, gamma)
 
 
 @dataclass(frozen=True)

@@ -241,14 +241,14 @@ def positive_part_window(
     cut = max(1, min(math.ceil(reach_up), math.ceil(KERNEL_REACH / rate)))
     if cut * rate < 1:
         cut = max(cut, math.ceil(reach_up))
-    peak = step / (math.e * rate)
-    kernel = np.arange(1, cut + 1) * step * np.exp(-rate * np.arange(1, cut + 1))
     need = cut - bottom + 1
     if need > MAX_LENGTH:
         raise WindowError(
             f"the blanket sum for n={n} needs a transform of {need} points (limit "
             f"{MAX_LENGTH}); increase grid_step"
         )
+    peak = step / (math.e * rate)
+    kernel = np.arange(1, cut + 1) * step * np.exp(-rate * np.arange(1, cut + 1))
     longest = min(plan_length(max(need, math.ceil(reach_up) - bottom + 1)), MAX_LENGTH)
     # A first length from an estimate of the result (the tilted sum is centred near
     # 1/r with deviation about sqrt(n) times the law's), then longer if the aliasing
