@@ -102,6 +102,7 @@ def mechanism_parser(
             default=option.default,
             choices=option.choices,
             help=option.help,
+            **({"action": "append"} if option.repeat else {}),
         )
     return parser
 

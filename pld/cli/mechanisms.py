@@ -134,17 +134,53 @@ def build_randomizer(
         raise ValueError(message) from None
 
 
+def _group(text: str) -> tuple[Randomizer, int]:
+    """``NAME[,key=value...]:COUNT`` (``--group krr,k=4,eps0=1:1000``) as (randomizer, count)."""
+    spec, colon, count = text.rpartition(":")
+    if not colon or not spec:
+        raise ValueError(f"--group must look like NAME[,key=value...]:COUNT (got {text!r})")
+    try:
+        users = int(count)
+    except ValueError:
+        raise ValueError(f"--group {text!r}: COUNT must be a positive integer") from None
+    name, *pairs = spec.split(",")
+    types = {option.dest: option.type for option in (*RANDOMIZER_OPTIONS, EPS0_OPTION)}
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or key not in types:
+            raise ValueError(
+                f"--group {text!r}: options are key=value with key one of {sorted(types)}"
+            )
+        try:
+            options[key] = types[key](value)
+        except ValueError:
+            raise ValueError(f"--group {text!r}: {key}={value!r} is not a valid value") from None
+    return build_randomizer(name, **options), users
+
+
 def _cli_shuffle(
-    n: int,
-    randomizer: str,
+    n: int | None = None,
+    randomizer: str | None = None,
     analysis: str = "best",
     loss_grid_step: float | None = None,
+    group: list[str] | None = None,
+    messages: int = 1,
     **options: object,
 ) -> PLD:
     from pld.shuffling import shuffle
 
+    if group:
+        given = [flag for flag, value in (("--n", n), ("--randomizer", randomizer)) if value]
+        given += [f"--{key}" for key, value in options.items() if value is not None]
+        if given:
+            raise ValueError(f"--group describes each group in full; drop {given[0]}")
+        groups = [_group(text) for text in group]
+        return shuffle(groups, analysis=analysis, loss_grid_step=loss_grid_step)
+    if n is None or randomizer is None:
+        raise ValueError("give --n and --randomizer, or --group NAME[,key=value...]:COUNT")
     built = build_randomizer(randomizer, **options)
-    return shuffle(built, n, analysis=analysis, loss_grid_step=loss_grid_step)
+    return shuffle(built, n, analysis=analysis, loss_grid_step=loss_grid_step, messages=messages)
 
 
 #: CLI options that describe a local randomizer (besides ``--randomizer`` and ``--eps0``),
@@ -403,13 +439,31 @@ def _shuffle() -> tuple[MechanismSpec, ...]:
             help="n users' local randomizer reports shuffled: blanket bound, clones pair or the "
             "best of both",
             options=(
-                N_OPTION,
+                Option("--n", "n", integer, "number of users (>= 1)", required=False),
                 Option(
                     "--randomizer",
                     "randomizer",
                     str,
                     "the local randomizer",
+                    required=False,
                     choices=RANDOMIZER_NAMES,
+                ),
+                Option(
+                    "--group",
+                    "group",
+                    str,
+                    "a group of users instead of --n/--randomizer, repeated: "
+                    "NAME[,key=value...]:COUNT, e.g. krr,k=4,eps0=1:1000",
+                    required=False,
+                    repeat=True,
+                ),
+                Option(
+                    "--messages",
+                    "messages",
+                    integer,
+                    "reports per user, all shuffled together (default 1)",
+                    required=False,
+                    default=1,
                 ),
                 Option(
                     "--analysis",

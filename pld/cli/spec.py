@@ -46,6 +46,8 @@ class Option:
     required: bool = True
     default: Any = None
     choices: tuple[Any, ...] | None = None
+    #: The option may be given several times; the builder receives the list.
+    repeat: bool = False
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ import numpy as np
 from pld import validation
 from pld.numerics import MAX_EPS0
 from pld.randomizers.base import Randomizer
+from pld.shuffling.blanket import merge_classes
 
 if TYPE_CHECKING:
     from pld.distribution import PLD
@@ -43,21 +44,6 @@ ROW_SUM_TOLERANCE = 1e-9
 
 Classes = tuple[np.ndarray, np.ndarray, np.ndarray]
 Groups = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-def merge_classes(ratio_x: np.ndarray, ratio_y: np.ndarray, mass: np.ndarray) -> Classes:
-    """Merge outputs with equal (ratio_x, ratio_y); drop outputs of zero blanket mass.
-
-    Ratios equal up to float round-off (log-ratios within ~1e-12) are merged and
-    take the first member's values: the analyses cover a relative displacement of
-    1e-11 of every position (``pld.shuffling.blanket.finite.POSITION_ERROR``).
-    """
-    keep = mass > 0
-    ratio_x, ratio_y, mass = ratio_x[keep], ratio_y[keep], mass[keep]
-    keys = np.column_stack((np.rint(np.log(ratio_x) * 1e12), np.rint(np.log(ratio_y) * 1e12)))
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    merged = np.bincount(inverse.ravel(), weights=mass, minlength=first.size)
-    return ratio_x[first].copy(), ratio_y[first].copy(), merged
 
 
 class FiniteRandomizer(Randomizer):

@@ -16,7 +16,8 @@ from pld import validation
 from pld.engine import BudgetError
 from pld.numerics import MAX_EPS0
 from pld.randomizers.base import Randomizer
-from pld.randomizers.finite import Classes, FiniteRandomizer, Groups, merge_classes
+from pld.randomizers.finite import Classes, FiniteRandomizer, Groups
+from pld.shuffling.blanket import merge_classes
 
 #: Largest number of entries that :attr:`FiniteRandomizer.matrix` writes out for a preset.
 MAX_MATRIX_ENTRIES = 10_000_000

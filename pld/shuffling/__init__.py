@@ -21,6 +21,7 @@ _EXPORTS = {
     "shuffle_observer": "pld.shuffling.observer",
     "ANALYSES": "pld.shuffling.shuffler",
     "profile_bounds": "pld.shuffling.shuffler",
+    "worst_group": "pld.shuffling.population",
     "DEFAULT_NUM_POINTS": "pld.shuffling.shuffler",
     "observer_pmfs": "pld.shuffling.observer",
     "finite_observer": "pld.shuffling.observer",

@@ -26,6 +26,7 @@ lower-bounds the protocol's own delta.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -195,7 +196,11 @@ def laplace_count_pmfs(scale: float, sensitivity: float, n: int) -> tuple[np.nda
 
 
 @refinable
-def shuffle_observer(randomizer: Randomizer, n: int, loss_grid_step: float | None = None) -> PLD:
+def shuffle_observer(
+    randomizer: Randomizer | Sequence[tuple[Randomizer, int]],
+    n: int | None = None,
+    loss_grid_step: float | None = None,
+) -> PLD:
     """The exact PLD of one concrete neighbouring pair: a lower bound on the protocol.
 
     The randomizer's observer (:meth:`pld.randomizers.Randomizer.observer`, module
@@ -206,15 +211,29 @@ def shuffle_observer(randomizer: Randomizer, n: int, loss_grid_step: float | Non
     protocol: composed T times, ``delta_lower`` is at most the protocol's own T-round
     delta.
 
+    For a population ``shuffle_observer([(randomizer_1, n_1), ...])``: one concrete pair
+    of it seen through counts (:func:`pld.shuffling.population.population_observer`).
+
     Parameters
     ----------
-    randomizer : Randomizer
-        The local randomizer.
+    randomizer : Randomizer or list of (Randomizer, int)
+        The local randomizer, or the groups of a population (then ``n`` is omitted).
     n : int
         Number of users, in [1, 2**40].
     loss_grid_step : float, optional
         Loss grid spacing in nats (default: the engine's rule).
     """
+    if isinstance(randomizer, list | tuple):
+        from pld.shuffling.population import check_population, population_observer
+
+        if n is not None:
+            raise ValueError("n must not be given with a list of groups")
+        population = check_population(randomizer)
+        if len(population.randomizers) > 1:
+            return population_observer(population, loss_grid_step)
+        randomizer, n = population.randomizers[0], population.size
     randomizer = check_randomizer(randomizer)
+    if n is None:
+        raise ValueError("n (the number of users, >= 1) must be given with one randomizer")
     n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     return randomizer.observer(n, loss_grid_step)

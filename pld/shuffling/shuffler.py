@@ -46,41 +46,23 @@ the true profile and is what connect-the-dots needs. Binary randomised response
 (:attr:`~pld.randomizers.Randomizer.clones_alone`) gets its clones PLD itself: it is
 below the blanket profile there and needs no profile grid.
 
+Populations of groups and several messages per user: :mod:`pld.shuffling.population`.
+
 Protocol lower bound: :func:`pld.shuffling.observer.shuffle_observer`.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from pld import validation
-from pld.distribution import (
-    PLD,
-    below_every_profile,
-    from_bounds,
-    from_pmfs,
-    lower_envelope,
-    pair_from_hull,
-    profile_hull,
-    refinable,
-)
-from pld.engine import choose_loss_grid_step
-from pld.numerics import MAX_EPS0
+from pld.distribution import PLD, refinable
 from pld.randomizers import Randomizer, check_randomizer
+from pld.shuffling.grid import DEFAULT_NUM_POINTS, profile_pld
 
 ANALYSES = ("best", "blanket", "clones")
-
-#: Default number of eps grid points on [0, eps_top] for connect-the-dots.
-DEFAULT_NUM_POINTS = 192
-
-#: Largest number of eps grid points on [0, eps_top] (a fine ``loss_grid_step`` or
-#: refinement asks for proportionally more than ``num_points``): about 10 ms each.
-MAX_NUM_POINTS = 768
-
-#: The grid ends where the upper one-round delta falls below this.
-PROFILE_FLOOR = 1e-25
 
 
 def profile_bounds(
@@ -116,37 +98,14 @@ def profile_bounds(
     return randomizer.blanket_profile(n, eps, lower_side=lower_side)
 
 
-def _minimum_upper(components: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    return np.minimum.reduce([upper for _, upper in components])
-
-
-def _top(eps0: float) -> np.ndarray:
-    """Candidate ends of the eps grid: eps0 / 2^(k/2), k = 0..40, and 0."""
-    high = eps0 if math.isfinite(eps0) else MAX_EPS0
-    return np.concatenate(([0.0], high * 2.0 ** (-np.arange(40, -1, -1) / 2)))
-
-
-def _symmetric(eps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Grid and values on [-top, top]: delta(-eps) = 1 - e^-eps + e^-eps delta(eps)."""
-    positive = eps[1:]
-    mirrored = -np.expm1(-positive) + np.exp(-positive) * values[1:]
-    grid = np.concatenate((-positive[::-1], eps))
-    return grid, np.clip(np.concatenate((mirrored[::-1], values)), 0.0, 1.0)
-
-
-def _pld(grid: np.ndarray, values: np.ndarray, side: str, step: float) -> PLD:
-    vertices, hull = profile_hull(grid, values)
-    pair = pair_from_hull(grid, vertices, hull, side)
-    return from_pmfs(*pair.log_pmfs(), symmetric=True, loss_grid_step=step)
-
-
 @refinable
 def shuffle(
-    randomizer: Randomizer,
-    n: int,
+    randomizer: Randomizer | Sequence[tuple[Randomizer, int]],
+    n: int | None = None,
     analysis: str = "best",
     loss_grid_step: float | None = None,
     *,
+    messages: int = 1,
     num_points: int = DEFAULT_NUM_POINTS,
 ) -> PLD:
     """One round of n users running ``randomizer`` and a shuffler: a certified, composable PLD.
@@ -157,10 +116,18 @@ def shuffle(
     an eps grid that follows the loss grid, turned into a dominating pair by
     connect-the-dots and bracketed from below (module docstring).
 
+    A population of groups, ``shuffle([(randomizer_1, n_1), (randomizer_2, n_2), ...])``
+    (finite randomizers on the same inputs and outputs), is bounded by the worst target
+    group of the common-blanket bound and the clones pair with per-user clone
+    probabilities (:mod:`pld.shuffling.population`, docs/shuffle-groups.md;
+    :func:`pld.shuffling.worst_group` says which group). ``messages=m``: every user
+    sends m independent reports, all shuffled together (docs/multi-message.md).
+
     Parameters
     ----------
-    randomizer : Randomizer
-        The local randomizer (``pld.randomizers.krr``, ``matrix``, ...).
+    randomizer : Randomizer or list of (Randomizer, int)
+        The local randomizer (``pld.randomizers.krr``, ``matrix``, ...), or the groups
+        of a population as (randomizer, number of users) pairs (then ``n`` is omitted).
     n : int
         Number of users, in [1, 2**40].
     analysis : {"best", "blanket", "clones"}
@@ -176,6 +143,8 @@ def shuffle(
     loss_grid_step : float, optional
         Loss grid spacing in nats, in (0, 1]; default: the engine's rule for the
         one-round loss's spread.
+    messages : int
+        Reports per user, >= 1 (a single randomizer only).
     num_points : int
         Points of the eps grid on [0, eps_top] at the default loss grid step, >= 8
         (eps_top: where the upper delta falls below ``PROFILE_FLOOR``); a finer
@@ -189,68 +158,57 @@ def shuffle(
         Symmetric one-round PLD; its upper side dominates every ordered pair of
         neighbouring datasets.
     """
-    randomizer = check_randomizer(randomizer)
-    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
     analysis = validation.one_of("analysis", analysis, ANALYSES)
     num_points = validation.integer_at_least("num_points", num_points, 8)
+    messages = validation.integer_at_least("messages", messages, 1)
     if loss_grid_step is not None:
         loss_grid_step = validation.in_interval(
             "loss_grid_step", loss_grid_step, 0.0, 1.0, low_open=True
+        )
+    if isinstance(randomizer, list | tuple):
+        from pld.shuffling.population import check_population, shuffle_population
+
+        if n is not None:
+            raise ValueError(
+                "n must not be given with a list of groups: each group's (randomizer, "
+                "count) pair says how many users run it"
+            )
+        if messages != 1:
+            raise ValueError("messages must be 1 for a population of groups (not supported)")
+        population = check_population(randomizer)
+        if len(population.randomizers) > 1:
+            return shuffle_population(population, analysis, loss_grid_step, num_points)
+        randomizer, n = population.randomizers[0], population.size
+    randomizer = check_randomizer(randomizer)
+    if n is None:
+        raise ValueError("n (the number of users, >= 1) must be given with one randomizer")
+    n = validation.integer_at_least("n", n, 1, validation.MAX_USERS)
+    if messages > 1:
+        from pld.shuffling.population import shuffle_messages
+
+        single = "best" if analysis == "clones" else analysis
+        composed = shuffle(randomizer, n, single, loss_grid_step, num_points=num_points)
+        return shuffle_messages(
+            composed.self_compose(messages),
+            randomizer,
+            n,
+            messages,
+            analysis,
+            loss_grid_step,
+            num_points,
         )
     direct = randomizer.shuffled_pld(n, analysis, loss_grid_step)
     if direct is not None:
         return direct
     randomizer.check_blanket(n)
-    candidates = _top(randomizer.eps0)
-    cheap = randomizer.quick_profile_upper(n, candidates, analysis)
-    # Beyond the grid the profile is taken constant (connect-the-dots puts the last
-    # value at +inf): end where it is within PROFILE_FLOOR of its value at the largest
-    # candidate (0 unless some output is impossible under some input).
-    below = np.flatnonzero(cheap <= cheap[-1] + PROFILE_FLOOR)
-    top = float(candidates[below[0]]) if below.size else float(candidates[-1])
-    if below.size and below[0] > 0:
-        top = randomizer.profile_end(n, float(candidates[below[0] - 1]), top, analysis)
-    coarse = np.linspace(0.0, top, 9)
-    coarse_components, _ = randomizer.shuffle_profiles(n, coarse, analysis, lower_side=False)
-    grid, values = _symmetric(coarse, _minimum_upper(coarse_components))
-    vertices, hull = profile_hull(grid, values)
-    pair = pair_from_hull(grid, vertices, hull, "upper")
-    p_mass = pair.p_mass
-    total = p_mass.sum()
-    mean = float(np.dot(p_mass, pair.loss) / total) if total > 0 else 0.0
-    std = math.sqrt(float(np.dot(p_mass, (pair.loss - mean) ** 2) / total)) if total else 0.0
-    default_step = choose_loss_grid_step(std)
-    step = default_step if loss_grid_step is None else loss_grid_step
-    # The eps grid follows the loss grid: num_points at the default step, proportionally
-    # more on a finer one (refinement narrows the connect-the-dots part of the
-    # bracket too), at most MAX_NUM_POINTS.
-    multiple = max(1, math.ceil(top / (num_points * default_step)))
-    multiple = max(multiple, math.ceil(top / (MAX_NUM_POINTS * step)))
-    spacing = step * multiple
-    eps = spacing * np.arange(math.ceil(top / spacing) + 1)
-    # A blanket evaluation with a resolution of its own follows the eps grid (its
-    # error, like the grid's connect-the-dots excess, shrinks with the square).
-    fineness = max(
-        1.0, default_step * max(1, math.ceil(top / (num_points * default_step))) / spacing
-    )
-    components, convex = randomizer.shuffle_profiles(n, eps, analysis, fineness=fineness)
-    grid, upper_values = _symmetric(eps, _minimum_upper(components))
-    if convex:
-        # Below the analysis' exact profile between grid points too (module docstring):
-        # the first component is the blanket profile, whose limit at eps = +inf the
-        # randomizer bounds from below; the others tend to 0 or more.
-        tails = [randomizer.blanket_profile_at_infinity()] + [0.0] * (len(components) - 1)
-        lowered = [
-            below_every_profile(grid, _symmetric(eps, lo)[1], _symmetric(eps, up)[1], tail)
-            for (lo, up), tail in zip(components, tails, strict=True)
-        ]
-        # The pair is symmetric: keep eps >= 0 and mirror (the mirror of a curve below
-        # the profile is below it, and maps chords to chords).
-        positive = lower_envelope(grid, lowered)[eps.size - 1 :].astype(np.float64)
-        _, lower_values = _symmetric(eps, positive)
-    else:
-        _, lower_values = _symmetric(eps, np.minimum.reduce([lo for lo, _ in components]))
-    return from_bounds(
-        upper=_pld(grid, upper_values, "upper", step),
-        lower=_pld(grid, lower_values, "lower", step),
+    return profile_pld(
+        lambda eps, lower_side=True, fineness=1.0: randomizer.shuffle_profiles(
+            n, eps, analysis, lower_side=lower_side, fineness=fineness
+        ),
+        lambda eps: randomizer.quick_profile_upper(n, eps, analysis),
+        randomizer.eps0,
+        loss_grid_step,
+        num_points,
+        randomizer.blanket_profile_at_infinity(),
+        end=lambda low, high: randomizer.profile_end(n, low, high, analysis),
     )

@@ -72,3 +72,42 @@ def test_errors_are_one_line_and_exit_2(capsys, args, message):
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("pld: error:") and message in err and err.count("\n") == 1
+
+
+def test_groups_and_messages_match_the_library(capsys):
+    payload = _json(
+        capsys,
+        "delta", "--mechanism", "shuffle", "--group", "krr,k=3,eps0=1:3",
+        "--group", "krr,k=3,eps0=3:2", "--eps", "0.5",
+    )  # fmt: skip
+    groups = [(pld.randomizers.krr(3, eps0=1.0), 3), (pld.randomizers.krr(3, eps0=3.0), 2)]
+    np.testing.assert_allclose(
+        payload["delta_upper"], pld.shuffle(groups).delta_bounds([0.5])[1], rtol=1e-12
+    )
+    payload = _json(
+        capsys,
+        "delta", "--mechanism", "shuffle", "--n", "3", "--randomizer", "rr", "--eps0", "1",
+        "--messages", "2", "--eps", "0.5",
+    )  # fmt: skip
+    expected = pld.shuffle(pld.randomizers.krr(2, eps0=1.0), 3, messages=2).delta_bounds([0.5])
+    np.testing.assert_allclose(payload["delta_upper"], expected[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--group", "krr,k=3,eps0=1"], "NAME[,key=value...]:COUNT"),
+        (["--group", "krr,k=3,eps0=1:x"], "COUNT must be a positive integer"),
+        (["--group", "krr,k=3,eps0=1:0"], "count must be an integer >= 1"),
+        (["--group", "krr,q=3:5"], "key=value"),
+        (["--group", "krr,k=3,eps0=1:5", "--n", "5"], "drop --n"),
+        (["--group", "krr,k=3,eps0=1:5", "--group", "krr,k=4,eps0=1:5"], "same inputs"),
+        (["--n", "5", "--randomizer", "rr", "--eps0", "1", "--messages", "0"], "messages"),
+        ([], "give --n and --randomizer"),
+    ],
+)
+def test_group_errors_are_one_line_and_exit_2(capsys, args, message):
+    code = main(["epsilon", "--mechanism", "shuffle", *args, "--delta", "1e-6"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("pld: error:") and message in err and err.count("\n") == 1

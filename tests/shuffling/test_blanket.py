@@ -437,6 +437,20 @@ def test_observer_band_is_narrow(name, n, band):
     assert (1 - band) * upper <= lower <= upper
 
 
+def test_best_for_krr_is_above_the_exact_worst_pair_where_gamma_over_k_clones_were_below():
+    # Regression: k-RR's "own clone probability" gamma / k with a non-clone third
+    # component for the target gave delta(1) = 0.00176 here, below the exact 0.01217
+    # (the other users all at x0; docs/shuffle-groups.md §4.2). "best" is now the
+    # minimum of the blanket bound and the stronger clones pair, p = 1/(e^eps0 + 1),
+    # which k-RR's matrix admits (docs/clones-validity.md, Theorem A).
+    randomizer = pld.randomizers.krr(3, gamma=0.6)
+    assert randomizer.clone_probability == pytest.approx(1 / (math.exp(randomizer.eps0) + 1))
+    truth, where = oracle.worst_pair_delta(oracle.exact_matrix(randomizer.matrix), 4, 1.0)
+    assert where[0] == (0, 0, 0)
+    upper = pld.shuffle(randomizer, 4).delta_bounds([1.0])[1][0]
+    assert float(truth) <= upper <= float(truth) * (1 + 1e-3)
+
+
 def test_best_for_krr_is_proven_and_near_the_protocol_lower_bound():
     # k-RR's clone probability is the stronger pair's 1/(e^eps0 + 1), not gamma / k (the
     # pair with that p and a third component lies below the exact shuffled k-RR for

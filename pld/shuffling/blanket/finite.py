@@ -48,6 +48,23 @@ ATOM_MASS_ERROR = 1e-12
 POSITION_ERROR = 1e-11
 
 
+def merge_classes(
+    ratio_x: np.ndarray, ratio_y: np.ndarray, mass: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge outputs with equal (ratio_x, ratio_y); drop outputs of zero blanket mass.
+
+    Ratios equal up to float round-off (log-ratios within ~1e-12) are merged and
+    take the first member's values: the analyses cover a relative displacement of
+    1e-11 of every position (``pld.shuffling.blanket.finite.POSITION_ERROR``).
+    """
+    keep = mass > 0
+    ratio_x, ratio_y, mass = ratio_x[keep], ratio_y[keep], mass[keep]
+    keys = np.column_stack((np.rint(np.log(ratio_x) * 1e12), np.rint(np.log(ratio_y) * 1e12)))
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    merged = np.bincount(inverse.ravel(), weights=mass, minlength=first.size)
+    return ratio_x[first].copy(), ratio_y[first].copy(), merged
+
+
 def compositions(total: int, parts: int) -> np.ndarray:
     """All vectors of ``parts`` non-negative integers summing to ``total`` (one per row)."""
     rows = np.zeros((1, 0), dtype=np.int64)

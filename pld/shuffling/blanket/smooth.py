@@ -69,6 +69,16 @@ docs/large-populations.md §3):
 
 A bracket wider than 0.3 % (atoms of S within ~w of 0) is evaluated once more
 with an 8 times narrower w.
+
+Several laws. :func:`positive_sum_bounds` takes S as a sum of independent terms of a
+few laws (``n_h`` i.i.d. terms of law h: the users of a population's groups,
+:mod:`pld.shuffling.blanket.population`). Everything above carries over term by term:
+the tilted characteristic function of S is the product of the laws' powers, so its
+log is ``sum_h n_h (log M_h(theta + i omega) - log M_h(theta))`` with the errors
+summed; the screening bound on ``|phi|`` is the product of the laws' bounds; the
+Chernoff tails of S add the laws' log moment generating functions; and each side's
+law is dominated law by law (a sum of independent stochastically larger terms is
+stochastically larger). With one law every number is the one-law evaluation's.
 """
 
 from __future__ import annotations
@@ -79,7 +89,13 @@ import numpy as np
 
 from pld.engine import BudgetError
 from pld.numerics import UNIT_ROUNDOFF
-from pld.numerics.iid_sums import ExactLaw, log_sum_exp, tilt_roots, tilted_moments
+from pld.numerics.iid_sums import (
+    ChernoffTails,
+    ExactLaw,
+    log_sum_exp,
+    tilt_roots,
+    tilted_moments,
+)
 
 #: Smoothing width as a fraction of ``min(1 / theta, sd(S))``: the relative bracket
 #: is of the order of its square where S has a density (measured 2e-6 to 7e-5 for
@@ -122,30 +138,60 @@ class SmoothingError(BudgetError):
     """The evaluation would need more than ``MAX_NODES`` Fourier nodes."""
 
 
-def saddle_tilt(
-    values: np.ndarray, log_mass: np.ndarray, n: int, saddle: float | None = None
-) -> float:
-    """A tilt theta > 0: the saddle point (tilted mean 0), raised to ``theta sd_theta(S) >= 1``.
+#: One law of a sum: ``(values, log_mass, count)``, ``count`` i.i.d. terms taking
+#: ``values[k]`` with mass ``exp(log_mass[k])``.
+Law = tuple[np.ndarray, np.ndarray, int]
+
+
+def sum_moments(laws: list[Law], theta: float) -> tuple[float, float]:
+    """(mean, standard deviation) of S, the sum of every law's terms, under the tilt theta."""
+    mean, variance = 0.0, 0.0
+    for values, log_mass, count in laws:
+        m, v = tilted_moments(values, log_mass, theta)
+        mean += count * float(m[0])
+        variance += count * float(v[0])
+    return mean, math.sqrt(max(variance, 1e-300))
+
+
+def _sum_root(laws: list[Law], low: float, high: float) -> float:
+    """theta in [low, high] where the tilted mean of S vanishes (negative at low, >= 0 at high).
+
+    One law: :func:`pld.numerics.iid_sums.tilt_roots`. Several: Newton steps safeguarded
+    by bisection on the sum's tilted mean (non-decreasing in theta), to a relative
+    1e-12; any theta gives an exact identity, so accuracy only saves nodes.
+    """
+    if len(laws) == 1:
+        values, log_mass, _ = laws[0]
+        return float(tilt_roots(values[None, :], log_mass, [low], [high])[0])
+    theta = 0.5 * (low + high)
+    for _ in range(200):
+        mean, sd = sum_moments(laws, theta)
+        low, high = (theta, high) if mean < 0 else (low, theta)
+        newton = theta - mean / (sd * sd)
+        step = newton if low < newton < high else 0.5 * (low + high)
+        if mean == 0 or high - low <= 1e-12 * high or abs(step - theta) <= 1e-12 * abs(theta):
+            break
+        theta = step
+    return theta
+
+
+def saddle_tilt(laws: list[Law], saddle: float | None = None) -> float:
+    """A tilt theta > 0: the saddle point (tilted mean of S 0), raised to ``theta sd(S) >= 1``.
 
     Any theta gives an exact identity; the floor keeps the kernel's reach ``~1/theta``
     within a few tilted standard deviations, which sets the number of nodes.
     ``saddle``: the saddle point if the caller knows it (0 where the mean is >= 0).
     """
-
-    def moments(theta: float) -> tuple[float, float]:
-        mean, variance = tilted_moments(values, log_mass, theta)
-        return float(mean[0]), math.sqrt(max(n * float(variance[0]), 1e-300))
-
-    theta = 1.0 / moments(0.0)[1]
+    theta = 1.0 / sum_moments(laws, 0.0)[1]
     if saddle is not None:
         theta = max(theta, saddle)  # the tilted mean rises with theta
-    elif moments(theta)[0] < 0:
+    elif sum_moments(laws, theta)[0] < 0:
         high = 2 * theta
-        while moments(high)[0] < 0 and high < 1e300:
+        while sum_moments(laws, high)[0] < 0 and high < 1e300:
             high *= 2.0
-        theta = float(tilt_roots(values[None, :], log_mass, [theta], [high])[0])
+        theta = _sum_root(laws, theta, high)
     for _ in range(100):  # theta sd_theta >= 1 (up to 100 steps of at least 25 %)
-        sd = moments(theta)[1]
+        sd = sum_moments(laws, theta)[1]
         if theta * sd >= 1.0:
             break
         theta = max(1.0 / sd, 1.25 * theta)
@@ -188,14 +234,28 @@ def _chernoff_grid(sd: float) -> np.ndarray:
     return np.logspace(-2, 3, 41) / sd
 
 
+def _sum_tails(laws: list[tuple[ExactLaw, int]], theta: float, t: np.ndarray) -> ChernoffTails:
+    """:class:`ChernoffTails` of S tilted by theta: the laws' log moment generating
+    functions and slacks add (independent terms)."""
+    parts = [law.tilted_tails(theta, n, t) for law, n in laws]
+    if len(parts) == 1:
+        return parts[0]
+    return ChernoffTails(
+        t,
+        np.sum([part.log_up for part in parts], axis=0),
+        np.sum([part.log_down for part in parts], axis=0),
+        sum(part.slack for part in parts),
+    )
+
+
 #: Pairs of atoms whose terms bound the tilted ``|phi|`` when screening the nodes.
 _SCREEN_PAIRS = 4
 
 
-def _live_nodes(
+def _node_log_bounds(
     law: ExactLaw, theta: float, log_norm: float, step: float, count: int, n: int
 ) -> np.ndarray:
-    """Indices m in 0..count whose node ``omega = m step`` may have ``|phi|^n > e^_SKIP_LOG``.
+    """Upper bounds on ``log |phi|^n`` at the nodes ``omega = m step``, m = 0..count.
 
     ``phi`` is the characteristic function of ``law`` tilted by theta (masses
     ``t_k = mass_k e^(theta v_k) / M``, the rest at 0), and
@@ -220,13 +280,11 @@ def _live_nodes(
         sine = np.maximum(np.abs(np.sin(angle)) - 4 * UNIT_ROUNDOFF * (np.abs(angle) + 1.0), 0.0)
         deficit += 4.0 * product * (1.0 - 1e-10) * sine * sine
     with np.errstate(divide="ignore"):
-        log_bound = 0.5 * n * np.log(np.maximum(total * total - deficit, 0.0))
-    return np.flatnonzero(log_bound > _SKIP_LOG)
+        return 0.5 * n * np.log(np.maximum(total * total - deficit, 0.0))
 
 
 def _evaluate(
-    law: ExactLaw,
-    n: int,
+    laws: list[tuple[ExactLaw, int]],
     theta: float,
     width: float,
     period: float,
@@ -234,15 +292,27 @@ def _evaluate(
     bulk: tuple[float, float, float],
     side: str,
 ) -> float:
-    """``log`` of the bound of ``side`` on ``E[(S)_+]`` for the exact law ``law`` (-inf: 0)."""
-    log_norm_array, norm_error = law.log_mgf(np.array([theta]))
-    log_norm, norm_error = float(log_norm_array[0]), float(norm_error[0])
+    """``log`` of the bound of ``side`` on ``E[(S)_+]``, S the sum of ``n`` i.i.d. terms of
+    each exact law ``(law, n)`` (-inf: 0)."""
     step = 2 * math.pi / period
-    live = _live_nodes(law, theta, log_norm, step, count, n)
+    norms = []
+    total_norm, total_norm_error = 0.0, 0.0  # sum_h n_h log M_h(theta), its error
+    node_bound = np.zeros(count + 1)
+    for law, n in laws:
+        log_norm_array, norm_error = law.log_mgf(np.array([theta]))
+        log_norm, norm_error = float(log_norm_array[0]), float(norm_error[0])
+        norms.append((log_norm, norm_error))
+        total_norm += n * log_norm
+        total_norm_error += n * norm_error
+        node_bound += _node_log_bounds(law, theta, log_norm, step, count, n)
+    live = np.flatnonzero(node_bound > _SKIP_LOG)
     omega = step * live
-    logs, errors = law.log_cf(theta, omega)
-    exponent = n * (logs - log_norm)
-    spread = n * (errors + norm_error) + 4 * UNIT_ROUNDOFF * np.abs(exponent)
+    exponent, spread = 0.0, 0.0
+    for (law, n), (log_norm, norm_error) in zip(laws, norms, strict=True):
+        logs, errors = law.log_cf(theta, omega)
+        exponent = exponent + n * (logs - log_norm)
+        spread = spread + n * (errors + norm_error)
+    spread = spread + 4 * UNIT_ROUNDOFF * np.abs(exponent)
     powered = np.exp(exponent)
     weights = np.where(live == 0, 1.0, 2.0)
     weighted = weights * powered
@@ -290,12 +360,12 @@ def _evaluate(
     if side == "upper":
         # sp - BELOW w sech >= s_+ >= 0: one non-negative kernel.
         value = trapezoid(soft - BELOW * bump, soft_peak - BELOW * bump_peak, "upper")
-        return n * log_norm + n * norm_error + math.log(value + tail_soft + BELOW * tail_bump)
+        return total_norm + total_norm_error + math.log(value + tail_soft + BELOW * tail_bump)
     # The bump's expectation is subtracted: its upper bound (aliases only add to it).
     bump_sum = math.log(2) * (trapezoid(bump, bump_peak, "upper") + tail_bump)
     # Aliasing of the softplus term (module docstring): bulk [-low, high].
     low, high, sd = bulk
-    outside = law.tilted_tails(theta, n, _chernoff_grid(sd)).outside(low, high)
+    outside = _sum_tails(laws, theta, _chernoff_grid(sd)).outside(low, high)
     near, far = period - low, period - high
     q = math.exp(-theta * period)
     right = math.exp(-theta * near) * (
@@ -305,46 +375,43 @@ def _evaluate(
     peak = max(width, math.exp(theta * width * math.log(2) - 1) / theta)
     aliasing = right + left + outside * (peak + soft_peak / period)
     value = trapezoid(soft, soft_peak, "lower") - tail_soft - aliasing - bump_sum
-    return n * log_norm - n * norm_error + math.log(value) if value > 0 else -math.inf
+    return total_norm - total_norm_error + math.log(value) if value > 0 else -math.inf
 
 
-def smoothed_bounds(
-    values: np.ndarray,
-    log_mass: np.ndarray,
-    n: int,
+def positive_sum_bounds(
+    laws: list[Law],
     *,
     mass_error: float,
-    position_errors: np.ndarray,
+    position_errors: list[np.ndarray],
     smoothing: float = SMOOTHING,
     upper_only: bool = False,
     saddle: float | None = None,
 ) -> tuple[float, float]:
-    """(lower, upper) on ``(1/n) E[(W_1 + ... + W_n)_+]`` (module docstring).
+    """``log`` of (lower, upper) on ``E[(S)_+]``, S a sum of independent terms of a few laws.
 
     Parameters
     ----------
-    values : ndarray
-        The values ``v_k`` of W (any reals; the value 0 for the reports outside the
-        blanket, whose mass absorbs the masses' errors).
-    log_mass : ndarray
-        Natural logs of their masses (positive masses summing to 1 up to ``mass_error``).
-    n : int
-        Number of terms, >= 1.
+    laws : list of (values, log_mass, count)
+        ``count`` i.i.d. terms taking ``values[k]`` (any reals; the value 0 for the
+        reports outside the blanket, whose mass absorbs the masses' errors) with mass
+        ``exp(log_mass[k])`` (positive masses summing to 1 up to ``mass_error``).
     mass_error : float
         Relative error of each mass of a non-zero value.
-    position_errors : ndarray
-        Bound on the error of each value (same units as ``values``): the upper side
-        is evaluated at ``values + position_errors``, the lower at ``values - ...``.
+    position_errors : list of ndarray
+        Per law, a bound on the error of each value (same units as ``values``): the
+        upper side is evaluated at ``values + position_errors``, the lower at
+        ``values - ...``.
     smoothing : float
         Smoothing width as a fraction of ``min(1/theta, sd(S))``, in (0, 0.1].
     upper_only : bool
-        Only the upper value (the lower is then 0), in one attempt.
+        Only the upper value (the lower is then ``-inf``), in one attempt.
     saddle : float, optional
-        The root of W's tilted mean if known (0 where the mean is >= 0): saves a search.
+        The root of S's tilted mean if known (0 where the mean is >= 0): saves a search.
 
     Returns
     -------
-    lower, upper : float
+    log_lower, log_upper : float
+        ``-inf`` for a bound 0.
 
     Raises
     ------
@@ -352,22 +419,30 @@ def smoothed_bounds(
         If more than ``MAX_NODES`` Fourier nodes would be needed, or no mass at 0
         can absorb the masses' errors.
     """
-    values = np.asarray(values, dtype=np.float64)
-    log_mass = np.asarray(log_mass, dtype=np.float64)
-    if float(np.max(values + position_errors)) <= 0.0:
-        return 0.0, 0.0
-    theta = saddle_tilt(values, log_mass, n, saddle)
-    log_tilted = log_mass + theta * values
-    tilted = np.exp(log_tilted - log_sum_exp(log_tilted))
-    mean = float(np.dot(tilted, values))
-    sd = math.sqrt(max(n * float(np.dot(tilted, (values - mean) ** 2)), 1e-300))
-    masses = np.exp(log_mass)
+    laws = [(np.asarray(v, np.float64), np.asarray(m, np.float64), int(n)) for v, m, n in laws]
+    errors = [np.asarray(e, dtype=np.float64) for e in position_errors]
+    if all(float(np.max(v + e)) <= 0.0 for (v, _, _), e in zip(laws, errors, strict=True)):
+        return -math.inf, -math.inf
+    theta = saddle_tilt(laws, saddle)
+    variance = 0.0
+    for values, log_mass, n in laws:
+        log_tilted = log_mass + theta * values
+        tilted = np.exp(log_tilted - log_sum_exp(log_tilted))
+        mean = float(np.dot(tilted, values))
+        variance += n * float(np.dot(tilted, (values - mean) ** 2))
+    sd = math.sqrt(max(variance, 1e-300))
     sides = ("upper",) if upper_only else ("upper", "lower")
-    laws = {s: _side_law(values, masses, position_errors, mass_error, s) for s in SIDES}
+    side_laws = {
+        s: [
+            (_side_law(values, np.exp(log_mass), e, mass_error, s), n)
+            for (values, log_mass, n), e in zip(laws, errors, strict=True)
+        ]
+        for s in SIDES
+    }
     # The bulk of both laws (also for the upper side alone: the same nodes, the same value).
     low = high = 0.0
-    for law in laws.values():
-        above, below = law.tilted_tails(theta, n, _chernoff_grid(sd)).reach(math.log(_BULK_TAIL))
+    for side_law in side_laws.values():
+        above, below = _sum_tails(side_law, theta, _chernoff_grid(sd)).reach(math.log(_BULK_TAIL))
         low, high = max(low, below), max(high, above)
     scale = min(1.0 / theta, sd)
     logs = {"lower": -math.inf}
@@ -381,18 +456,51 @@ def smoothed_bounds(
             if attempt:
                 break
             raise SmoothingError(f"{needed} Fourier nodes needed (limit {MAX_NODES})")
-        common = (n, theta, width, period, count, (low, high, sd))
-        logs = {s: _evaluate(laws[s], *common, s) for s in sides}
+        common = (theta, width, period, count, (low, high, sd))
+        logs = {s: _evaluate(side_laws[s], *common, s) for s in sides}
         if upper_only:
             logs["lower"] = -math.inf
             break
         # Atoms of S within ~w of 0 make the bracket first order in w: narrow it.
         if -math.expm1(logs["lower"] - logs["upper"]) <= _TARGET or count == MAX_NODES:
             break
+    return logs["lower"], logs["upper"]
+
+
+def smoothed_bounds(
+    values: np.ndarray,
+    log_mass: np.ndarray,
+    n: int,
+    *,
+    mass_error: float,
+    position_errors: np.ndarray,
+    smoothing: float = SMOOTHING,
+    upper_only: bool = False,
+    saddle: float | None = None,
+) -> tuple[float, float]:
+    """(lower, upper) on ``(1/n) E[(W_1 + ... + W_n)_+]``: one law of :func:`positive_sum_bounds`.
+
+    Parameters as in :func:`positive_sum_bounds`, with the one law ``(values,
+    log_mass, n)`` and its ``position_errors``.
+
+    Raises
+    ------
+    SmoothingError
+        If more than ``MAX_NODES`` Fourier nodes would be needed, or no mass at 0
+        can absorb the masses' errors.
+    """
+    log_lower, log_upper = positive_sum_bounds(
+        [(values, log_mass, n)],
+        mass_error=mass_error,
+        position_errors=[position_errors],
+        smoothing=smoothing,
+        upper_only=upper_only,
+        saddle=saddle,
+    )
     log_n = math.log(n)
     # (1/n) E[(S)_+] is a hockey-stick divergence, at most 1: a larger bound (error
     # terms swamping a degenerate evaluation) is replaced by 1.
     return (
-        math.exp(min(logs["lower"] - log_n, 0.0)),
-        math.exp(min(logs["upper"] - log_n, 0.0)),
+        math.exp(min(log_lower - log_n, 0.0)),
+        math.exp(min(log_upper - log_n, 0.0)),
     )

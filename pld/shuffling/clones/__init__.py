@@ -18,6 +18,9 @@ _EXPORTS = {
     "EXACT_MAX_N": "pld.shuffling.clones.mechanism",
     "MAX_EPS0": "pld.shuffling.clones.mechanism",
     "TRUNCATIONS": "pld.shuffling.clones.mechanism",
+    "CloneCount": "pld.shuffling.clones.counts",
+    "clones_profile": "pld.shuffling.clones.counts",
+    "clones_population": "pld.shuffling.clones.counts",
     "VARIANTS": "pld.shuffling.clones.mechanism",
 }
 

@@ -96,6 +96,7 @@ whose error does not grow with n.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -237,8 +238,8 @@ def clones_cells(
 
 @refinable
 def clones(
-    n: int,
-    eps0: float,
+    n: int | Sequence[tuple[float, int]],
+    eps0: float | None = None,
     p: float | None = None,
     *,
     variant: str | None = None,
@@ -262,10 +263,21 @@ def clones(
     Rounds with different (n, ε0) compose with ``pld.compose`` (Koskela et al. 2023,
     Cor 10 and the remark after it).
 
+    Groups of users with different local epsilons, ``clones([(eps0_1, n_1), ...])``:
+    the pair with per-user clone probabilities (docs/shuffle-groups.md, Theorem 4 and
+    §4.3; :func:`pld.shuffling.clones.clones_population`), the largest bound over the
+    target's group. "standard": ``e^-max(eps_i, eps_target) / 2``, for users whose
+    randomisers are mutually LDP (``R_i(x) >= e^-max(eps_i, eps_j) R_j(x')``);
+    "stronger": ``1/(e^max(eps_i, eps_target) + 1)``, only where also
+    ``(e^max(eps_i, eps_j) + 1) R_i(x) >= R_j(x0) + R_j(x1)`` for all users i, j (k-RR
+    groups with a common k); for finite randomizers ``pld.shuffle`` of the groups
+    computes the clone probabilities from the matrices instead.
+
     Parameters
     ----------
-    n : int
-        Number of users, >= 1 (n = 1: no amplification, ε0-randomised response).
+    n : int or list of (float, int)
+        Number of users, >= 1 (n = 1: no amplification, ε0-randomised response); or
+        the groups as (eps0, number of users) pairs (then ``eps0`` and ``p`` are omitted).
     eps0 : float
         Local privacy parameter of every user's randomiser, in nats, in (0, 50].
     p : float, optional
@@ -274,7 +286,8 @@ def clones(
         (:attr:`pld.randomizers.FiniteRandomizer.clone_probability` is the largest such
         p); every ε0-LDP randomiser allows p <= e^-ε0 / 2.
     variant : {"standard", "stronger"}, optional
-        The named pair (default "standard", above); not together with ``p``.
+        The named pair (default "standard", above); not together with ``p``. With
+        groups: the clone probabilities of every user (above).
     truncation : {"quantile", "hoeffding", "exact"}
         "quantile" (default, fastest): keep the points inside exact binomial
         tail quantiles of C and A | C. "hoeffding": Hoeffding windows (Koskela et al.
@@ -294,6 +307,16 @@ def clones(
     PLD
         Symmetric one-round PLD with privacy loss in [-ε0, ε0].
     """
+    if isinstance(n, list | tuple):
+        from pld.shuffling.clones.counts import clones_population
+
+        if eps0 is not None or p is not None:
+            raise ValueError("eps0 and p must not be given with groups of (eps0, count) pairs")
+        return clones_population(
+            n, variant, loss_grid_step=validation.optional_loss_grid_step(loss_grid_step)
+        )
+    if eps0 is None:
+        raise ValueError("eps0 (the local epsilon, nats, in (0, 50]) must be given")
     pair = _pair(n, eps0, p, variant)
     truncation, tail_mass, loss_grid_step = _options(truncation, tail_mass, loss_grid_step)
     if truncation == "exact":
