@@ -115,6 +115,7 @@ from pld.distribution import (
 )
 from pld.engine import choose_loss_grid_step
 from pld.numerics import binomial
+from pld.progress import track
 from pld.shuffling.checkin.exact import ExactCounts
 from pld.subsampling import (
     MAX_NUM_POINTS,
@@ -436,7 +437,7 @@ def _profiles(
         reverse = reverse + np.longdouble(b_up) * up_factor
         forward_low = forward_low + np.longdouble(a_low) * low_factor
         reverse_low = reverse_low + np.longdouble(b_low) * low_factor
-    for block in others:
+    for block in track(others, desc="check-in profiles"):
         weight, weight_add = np.longdouble(block.weight), np.longdouble(block.weight_add)
         a, b = _add_remove_terms(n, p, bases, block, grid, "upper")
         forward = forward + weight_add * up_factor * a
@@ -457,7 +458,7 @@ def _reach_and_variance(
     """
     reach = 0.0
     variance = 0.0
-    for block in blocks:
+    for block in track(blocks, desc="check-in bases"):
         rate = block.high / size
         if exact is not None and exact.covers(block.low, block.high):
             reach = max(reach, exact.reach(rate))
