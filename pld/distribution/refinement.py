@@ -235,6 +235,12 @@ def refine(
     last_seconds = 0.0  # duration of the last rebuild (none yet)
     from pld.progress import progress_bar
 
+    def tilt(estimate: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The bracket so far intersected with tilted compositions of the current PLD."""
+        return _tilted(
+            loss, current, measure, tilt_points, (lower, upper), estimate, rel_accuracy, used
+        )
+
     with progress_bar(desc=f"refining {what}", unit="grid") as bar:
         while True:
             worst = float(np.max(widths(lower, upper), initial=0.0))
@@ -248,16 +254,7 @@ def refine(
             rounding = float(np.max(widths(*estimate), initial=0.0)) <= rel_accuracy / 2
             if (floored or rounding) and not tilted:
                 tilted = True
-                lower, upper = _tilted(
-                    loss,
-                    current,
-                    measure,
-                    tilt_points,
-                    (lower, upper),
-                    estimate,
-                    rel_accuracy,
-                    used,
-                )
+                lower, upper = tilt(estimate)
                 continue
             # After a tilt, what remains may be a far tail of truncated mass that the
             # tilt could not clip: smaller budgets, then another tilt, can remove it.
@@ -370,16 +367,7 @@ def refine(
                 if not tilted:
                     tilted = True
                     estimate = measure(current._without_error_terms(keep_tails=True))
-                    lower, upper = _tilted(
-                        loss,
-                        current,
-                        measure,
-                        tilt_points,
-                        (lower, upper),
-                        estimate,
-                        rel_accuracy,
-                        used,
-                    )
+                    lower, upper = tilt(estimate)
                     new_worst = float(np.max(widths(lower, upper), initial=0.0))
                     if new_worst <= rel_accuracy:
                         return lower, upper
