@@ -45,29 +45,31 @@ def _direction_from_atoms(
     """Discretise one direction; ``extra_mass`` (truncated) is charged to the upper side only.
 
     ``mass`` holds the atoms' masses (exps of their logs). Without ``lower``, only
-    the upper side's :class:`LossPmf`.
+    the upper side's :class:`LossPmf`; with it, the lower side is built on first use.
     """
     from pld.engine import charge_mass, discretise, loss_rounding_error
 
-    upper, below = discretise(
+    upper_masses, lower_masses = discretise(
         loss, mass, step, loss_scale=loss_scale, tail_mass=DEFAULT_TAIL_MASS, lower=lower
     )
-    upper = charge_mass(upper, extra_loss, extra_mass, step)
+    upper_masses = charge_mass(upper_masses, extra_loss, extra_mass, step)
     rounding = loss_rounding_error(loss_scale[mass > 0], step)
-    pmfs = [
-        LossPmf(
+
+    def pmf(grid, bound: str) -> LossPmf:
+        return LossPmf(
             step,
-            g.offset,
-            g.masses,
-            g.infinity_mass,
+            grid.offset,
+            grid.masses,
+            grid.infinity_mass,
             bound,
             loss_error=rounding,
             mass_error=mass_error,
         )
-        for g, bound in ((upper, "upper"), (below, "lower"))
-        if g is not None
-    ]
-    return _Direction(*pmfs) if lower else pmfs[0]
+
+    upper = pmf(upper_masses, "upper")
+    if not lower:
+        return upper
+    return _Direction(upper, build_lower=lambda: pmf(lower_masses(), "lower"))
 
 
 def _log_pmf(name: str, values: object) -> np.ndarray:
@@ -356,7 +358,7 @@ def _checked_symmetric(forward: _Direction, reverse: LossPmf) -> _Direction:
         loss_error=max(a.loss_error, b.loss_error),
         mass_error=max(a.mass_error, b.mass_error),
     )
-    return _Direction(upper, forward.lower)
+    return _Direction(upper, build_lower=lambda: forward.lower)
 
 
 def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
@@ -369,7 +371,7 @@ def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
     if upper.loss_grid_step != lower.loss_grid_step or upper.symmetric != lower.symmetric:
         raise ValueError("upper and lower must have the same loss_grid_step and symmetry")
     directions = [
-        _Direction(u.upper, v.lower)
+        _Direction(u.upper, build_lower=lambda v=v: v.lower)
         for u, v in zip(upper._directions, lower._directions, strict=True)
     ]
     return PLD(directions, symmetric=upper.symmetric, composed=upper.composed or lower.composed)

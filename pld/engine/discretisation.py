@@ -23,6 +23,7 @@ upper bound and dropped for the lower bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,7 +102,7 @@ def discretise(
     loss_scale: np.ndarray | None = None,
     tail_mass: float = 0.0,
     lower: bool = True,
-) -> tuple[GridMasses, GridMasses | None]:
+) -> tuple[GridMasses, Callable[[], GridMasses] | None]:
     """Discretise one direction of a PLD onto the grid ``k * step``.
 
     Parameters
@@ -125,12 +126,16 @@ def discretise(
         (:func:`pld.engine.max_grid_points`):
         the P-mass that may then be cut from the tails (half on each side).
     lower : bool
-        False: skip the lower-bound masses (returned as None).
+        False: no lower-bound masses (None is returned for them).
 
     Returns
     -------
-    upper, lower : GridMasses
-        The dominating (upper-bound) and dominated (lower-bound) grid masses.
+    upper : GridMasses
+        The dominating (upper-bound) grid masses.
+    lower : callable
+        Returns the dominated (lower-bound) grid masses, contracted when called
+        (:func:`pld.engine.kernels.contract_cells`, the costlier half of the
+        work, which an upper-bound-only caller never pays).
     """
     from pld.engine import kernels
 
@@ -157,7 +162,7 @@ def discretise(
         upper = charge_mass(
             GridMasses(0, np.zeros(0), infinity_mass), underflow_loss, underflow_charge, step
         )
-        return upper, empty if lower else None
+        return upper, (lambda: empty) if lower else None
     # The cells below are those of the kept range, not a comparison with the
     # float product first * step (an atom a float below it would be cut from the
     # lower side).
@@ -191,8 +196,12 @@ def discretise(
     upper_masses = charge_mass(upper_masses, underflow_loss, underflow_charge, step)
     if not lower:
         return upper_masses, None
-    contracted = kernels.contract_cells(to_left, to_right, step, CONTRACTION_GAP)
-    return upper_masses, _trim(first, contracted, infinity_mass)
+
+    def lower_masses() -> GridMasses:
+        contracted = kernels.contract_cells(to_left, to_right, step, CONTRACTION_GAP)
+        return _trim(first, contracted, infinity_mass)
+
+    return upper_masses, lower_masses
 
 
 def charge_mass(grid: GridMasses, loss: float, mass: float, step: float) -> GridMasses:

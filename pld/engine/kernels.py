@@ -2,23 +2,22 @@
 kernels are in :mod:`pld.engine.mgf`).
 
 The scatter of atoms onto grid cells and the suffix maximum are vectorised
-numpy, and so are the blocked suffix sums and the bound on a segment of small
-grids: numba's first compile of the loops they replace cost about 5 s in a fresh
-process. Suffix sums and bounds of more than ``COMPILED_SIZE`` points run the
-same sums as single loops compiled by numba (serial,
+numpy. The suffix sums, the bounds on a segment, the breakpoint maxima and
+search, the contraction sweep of the lower bound (plain Python source) and the
+large log-MGFs (:mod:`pld.engine.mgf`) have twins compiled by numba (serial,
 ``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
-``shared/notes/measurements.md``): numpy's many passes cost 4-7x more there,
-in every query. Once a process has loaded a query loop, they all serve small
-inputs too; they take their powers and ``expm1`` values from numpy, so both
-paths give the same floats. The one sequential kernel, the contraction sweep of the lower
-bound, is plain Python source run compiled whenever numba is already loaded in
-the process (``"numba" in sys.modules``: 5-20 us against 0.2-0.7 ms interpreted
-on 500-2000 occupied cells; loading its cached code costs ~6 ms once, ~0.25 s
-if no numba function has run in the process yet) or the grid has more than
-``INTERPRETED_CELLS`` cells, and interpreted otherwise, so that a small build
-never imports numba. ``tests/engine/test_engine_kernels.py`` checks that the paths
-agree (the sweep's bit for bit: a build must not depend on what the process did
-before).
+``shared/notes/measurements.md``), 4-50x faster per call; but a fresh process
+pays ~0.4 s to import numba and load its first cached loop (~6 ms each after),
+more than a typical accountant's whole first query. :func:`run_compiled` decides
+by rent-or-buy: numpy (or the interpreted sweep) runs while its estimated extra
+cost over the compiled twin, summed over the process, stays under that load
+cost; the call that would pass it loads numba, and so does any call once numba
+is in the process. A process thus pays at most about twice the hindsight-best
+choice (the ski-rental bound), a DP-SGD accountant's first query never loads
+numba, and a long computation runs compiled after its first fraction of a
+second. Both paths give the same floats (the same operations in the same
+order; ``tests/engine/test_engine_kernels.py`` checks it bit for bit), so no
+answer depends on what the process did before.
 
 Notation: the loss grid is ``g_k = k * h``; cell ``k`` is ``[g_k, g_{k+1})``. For
 an atom of P-mass ``p`` at loss ``l = g_k + r`` with ``0 <= r < h``, its position
@@ -40,15 +39,38 @@ import numpy as np
 
 from pld.numerics import UNIT_ROUNDOFF
 
-#: Grids of up to this many cells are contracted by the interpreted sweep (under
-#: 2 ms) unless numba is already loaded; larger ones by its numba-compiled copy.
-INTERPRETED_CELLS = 2048
-#: Suffix sums and bounds of more points than this run in numba-compiled loops
-#: (and so do the log-MGFs of large pmfs, :mod:`pld.engine.mgf`). Below them
-#: numpy costs at most ~1.5 ms more per call, while a fresh process pays ~0.5 s to
-#: load numba's cached loops: the README's clones command (grids of ~2.5e4
-#: points) loads none.
+#: Seconds a fresh process pays to import numba and load its first cached loop
+#: (measured ~0.4 s on the reference machine): the rent-or-buy price of
+#: :func:`run_compiled`.
+NUMBA_LOAD_SECONDS = 0.4
+#: Suffix sums of grids of more than this many points start in segments of more
+#: than this many points (:meth:`pld.engine.loss_pmf.LossPmf._suffix_from`).
 COMPILED_SIZE = 2**15
+#: Estimated extra seconds, over the compiled twin, of the interpreted contraction
+#: sweep per occupied cell (~0.5 us against ~10 ns) and of the numpy query
+#: loops per point (~40 ns against 1.5 ns for the suffix sums, the costliest).
+INTERPRETED_SECONDS_PER_CELL = 5e-7
+NUMPY_SECONDS_PER_POINT = 4e-8
+
+#: Estimated extra seconds the numpy and interpreted paths have cost this process.
+_rented_seconds = 0.0
+
+
+def run_compiled(extra_seconds: float) -> bool:
+    """Whether a kernel with a compiled twin runs compiled on an input whose numpy
+    (or interpreted) path would cost an estimated ``extra_seconds`` more.
+
+    Yes once numba is in the process; before, only when the extra cost of every
+    such call so far, this one included, would pass ``NUMBA_LOAD_SECONDS``
+    (rent-or-buy). Both paths give the same floats.
+    """
+    global _rented_seconds
+    if "numba" in sys.modules:
+        return True
+    if _rented_seconds + extra_seconds > NUMBA_LOAD_SECONDS:
+        return True
+    _rented_seconds += extra_seconds
+    return False
 
 
 def scatter_cells(
@@ -121,10 +143,9 @@ def contract_cells(
 
     The cell masses are ``to_left + to_right`` and their mean positions ``theta =
     to_right / (to_left + to_right)``; empty cells are dropped in one vectorised
-    step. The sweep runs compiled when the grid has more than
-    ``INTERPRETED_CELLS`` cells or numba is already loaded in the process, and
-    interpreted otherwise: both paths give the same floats, so the result does
-    not depend on what the process did before.
+    step. The sweep runs compiled or interpreted as :func:`run_compiled` decides:
+    both paths give the same floats, so the result does not depend on what the
+    process did before.
     """
     n_cells = to_left.shape[0]
     cell_mass = to_left + to_right
@@ -136,7 +157,7 @@ def contract_cells(
     np.maximum(theta, 0.0, out=theta)
     np.minimum(theta, 1.0, out=theta)
     split = int(np.argmax(mass))
-    if n_cells > INTERPRETED_CELLS or "numba" in sys.modules:
+    if run_compiled(INTERPRETED_SECONDS_PER_CELL * occupied.size):
         out = np.zeros(n_cells + 1)
         _compiled(_contract)(
             occupied, mass, theta, split, step, max_gap, np.zeros(max_gap + 1), out
@@ -275,21 +296,10 @@ def _contract(cells, cell_mass, cell_theta, split, step, max_gap, grow, out):
         out[b_cell] += b_weight
 
 
-#: The query loops (suffix sums, bounds, breakpoint maxima and search) compiled, or
-#: loaded from numba's cache, in this process.
-_LOADED: set[Callable[..., Any]] = set()
-
-
 def _query_loop(function: Callable[..., Any], size: int) -> Callable[..., Any] | None:
-    """The compiled ``function`` for an input of ``size`` points, or None (numpy).
-
-    Inputs of more than ``COMPILED_SIZE`` points load it; once numba has loaded one
-    query loop in this process, every query uses them (loading another from the
-    cache costs milliseconds, a call microseconds, numpy's passes more). Both
-    paths give the same floats, so answers do not depend on which ran.
-    """
-    if size > COMPILED_SIZE or _LOADED:
-        _LOADED.add(function)
+    """The compiled ``function`` for an input of ``size`` points if :func:`run_compiled`
+    says so, else None (numpy: the same floats)."""
+    if run_compiled(NUMPY_SECONDS_PER_POINT * size):
         return _compiled(function)
     return None
 

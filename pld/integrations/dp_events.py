@@ -121,7 +121,13 @@ def non_private() -> Any:
 
 
 def is_non_private(loss: Any) -> bool:
-    """True for a PLD whose lower side already has all its mass at +inf (delta = 1)."""
+    """True for a PLD whose lower side already has all its mass at +inf (delta = 1).
+
+    The upper side is read first: its mass at +inf bounds the lower side's, so
+    below 1 it settles the answer without building a deferred lower side.
+    """
+    if any(atoms.infinity_mass < 1.0 for atoms in loss.atoms("upper")):
+        return False
     return all(atoms.infinity_mass >= 1.0 for atoms in loss.atoms("lower"))
 
 

@@ -118,10 +118,15 @@ def _first_at_floor(value, eps: np.ndarray) -> np.ndarray:
     """Upper values of a non-increasing profile at ascending ``eps`` from ``value(eps)``,
     evaluated only where a binary search for the first at most ``CONTINUOUS_FLOOR``
     goes: 1 before it (where not evaluated) and its value from it on, both valid upper
-    values of a non-increasing profile."""
+    values of a non-increasing profile. Values refused as too costly (1) at the largest
+    eps are replaced by the first evaluable value below them, valid there too."""
     upper = np.ones(eps.size)
     low, high = -1, eps.size - 1  # the value at low, if evaluated, is above the floor
     upper[high] = value(float(eps[high]))
+    while upper[high] >= 1.0 and high > 0:  # refused (a lattice too long at large eps)
+        high -= 1
+        upper[high] = value(float(eps[high]))
+    upper[high:] = upper[high]
     if upper[high] > CONTINUOUS_FLOOR:
         return upper
     while high - low > 1:

@@ -49,10 +49,20 @@ def _top(eps0: float) -> np.ndarray:
     return np.concatenate(([0.0], high * 2.0 ** (-np.arange(40, -1, -1) / 2)))
 
 
+#: The mirrored half of the eps grid stops at -MIRROR_LIMIT nats: beyond it
+#: ``1 - delta(-t) = e^-t (1 - delta(t))`` is below the resolution of a float near 1,
+#: and the hull's slopes there would err by ``ulp(1) e^t`` (2e-5 at t = 26, more than
+#: the pmf tolerance of the pair). Fewer grid points only raise the upper hull; the
+#: lower side is kept below every profile on the grid it is given.
+MIRROR_LIMIT = 20.0
+
+
 def _symmetric(eps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Grid and values on [-top, top]: delta(-eps) = 1 - e^-eps + e^-eps delta(eps)."""
-    positive = eps[1:]
-    mirrored = -np.expm1(-positive) + np.exp(-positive) * values[1:]
+    """Grid and values on [-min(top, MIRROR_LIMIT), top]: delta(-eps) = 1 - e^-eps +
+    e^-eps delta(eps)."""
+    kept = int(np.searchsorted(eps, MIRROR_LIMIT, side="right"))
+    positive = eps[1:kept]
+    mirrored = -np.expm1(-positive) + np.exp(-positive) * values[1:kept]
     grid = np.concatenate((-positive[::-1], eps))
     return grid, np.clip(np.concatenate((mirrored[::-1], values)), 0.0, 1.0)
 
@@ -60,7 +70,10 @@ def _symmetric(eps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
 def _pld(grid: np.ndarray, values: np.ndarray, side: str, step: float) -> PLD:
     vertices, hull = profile_hull(grid, values)
     pair = pair_from_hull(grid, vertices, hull, side)
-    return from_pmfs(*pair.log_pmfs(), symmetric=True, loss_grid_step=step)
+    # A grid cut at -MIRROR_LIMIT gives a pair that dominates (or, lower side, is
+    # dominated by) the profile in both directions but is not symmetric itself.
+    symmetric = bool(grid[0] == -grid[-1])
+    return from_pmfs(*pair.log_pmfs(), symmetric=symmetric, loss_grid_step=step)
 
 
 def profile_pld(
@@ -150,7 +163,7 @@ def profile_pld(
         ]
         # The pair is symmetric: keep eps >= 0 and mirror (the mirror of a curve below
         # the profile is below it, and maps chords to chords).
-        positive = lower_envelope(grid, lowered)[eps.size - 1 :].astype(np.float64)
+        positive = lower_envelope(grid, lowered)[grid.size - eps.size :].astype(np.float64)
         _, lower_values = _symmetric(eps, positive)
     else:
         _, lower_values = _symmetric(eps, np.minimum.reduce([lo for lo, _ in components]))

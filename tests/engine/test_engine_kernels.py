@@ -97,8 +97,8 @@ def test_suffix_sums_numpy_and_compiled_are_the_same_floats(size, step, block, m
     kernels._compiled(kernels._suffix_sums_loop)(masses, down, up, block, *compiled, size)
     for got, want in zip(numpy_sums, compiled, strict=True):
         np.testing.assert_array_equal(got, want)
-    for loaded in (set(), {kernels._suffix_sums_loop}):
-        monkeypatch.setattr(kernels, "_LOADED", loaded)
+    for compiled_path in (False, True):
+        monkeypatch.setattr(kernels, "run_compiled", lambda seconds, c=compiled_path: c)
         for got, want in zip(kernels.suffix_sums(masses, step, block), compiled, strict=True):
             np.testing.assert_array_equal(got, want)
 
@@ -107,7 +107,7 @@ def _contraction_cases():
     """A large grid (near and far gaps) and small ones that, together, take every
     branch of both sweeps and of their meeting (seeds found by tracing the lines)."""
     rng = np.random.default_rng(6)
-    cells = kernels.INTERPRETED_CELLS
+    cells = 2048
     mass = rng.random(cells) ** 4
     mass[rng.random(cells) < 0.3] = 0.0
     mass[1500:1530] = 0.0  # a gap wider than max_gap
@@ -128,14 +128,54 @@ def test_contraction_interpreted_and_compiled_agree(monkeypatch):
         to_right = mass * theta
         to_left = mass - to_right
         with monkeypatch.context() as patch:
-            patch.setattr(kernels, "INTERPRETED_CELLS", 0)
+            patch.setattr(kernels, "run_compiled", lambda seconds: True)
             compiled = kernels.contract_cells(to_left, to_right, step, max_gap)
-            patch.delitem(sys.modules, "numba")
-            patch.setattr(kernels, "INTERPRETED_CELLS", mass.size)
+            patch.setattr(kernels, "run_compiled", lambda seconds: False)
             patch.setattr(kernels, "_compiled", None)  # the interpreted sweep must run
             interpreted = kernels.contract_cells(to_left, to_right, step, max_gap)
         np.testing.assert_array_equal(interpreted, compiled)
         assert math.isclose(interpreted.sum(), (to_left + to_right).sum(), rel_tol=1e-12)
+
+
+def test_rent_or_buy_loads_numba_when_the_rent_would_pass_the_price(monkeypatch):
+    """Before numba is in the process, numpy runs while the estimated extra seconds,
+    summed, stay within NUMBA_LOAD_SECONDS; the call that would pass them (or any
+    call once numba is loaded) runs compiled."""
+    monkeypatch.delitem(sys.modules, "numba")
+    monkeypatch.setattr(kernels, "_rented_seconds", 0.0)
+    price = kernels.NUMBA_LOAD_SECONDS
+    assert not kernels.run_compiled(0.5 * price)
+    assert not kernels.run_compiled(0.4 * price)
+    assert kernels.run_compiled(0.2 * price)  # 1.1 x the price: buy
+    assert kernels._rented_seconds == pytest.approx(0.9 * price)
+    assert kernels.run_compiled(2.0 * price)  # one call dearer than the price: buy
+    monkeypatch.setattr(kernels, "_rented_seconds", 0.0)
+    monkeypatch.setitem(sys.modules, "numba", object())
+    assert kernels.run_compiled(0.0)
+
+
+def test_an_accountant_query_in_a_fresh_process_loads_no_numba():
+    """The DP-SGD accountant's first query (compose 14 063 steps, eps(1e-5)) stays on
+    numpy and scipy.fft: it does not import numba, and its answer is the one a
+    loaded process gives (to 1e-12: the FFT backends differ in the last bits,
+    within the composition's error bound)."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "import pld\n"
+        "loss = pld.subsampled_gaussian(1.1, 256 / 60000).self_compose(14063)\n"
+        "print(repr(loss.epsilon_bounds(1e-5, rel_accuracy=1.0)[1]))\n"
+        "print('numba' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    assert out[1].split()[0] == "False"
+    import pld
+
+    warm = pld.subsampled_gaussian(1.1, 256 / 60000).self_compose(14063)
+    assert float(out[0]) == pytest.approx(warm.epsilon_bounds(1e-5, rel_accuracy=1.0)[1], rel=1e-12)
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
@@ -233,8 +273,8 @@ def test_hockey_stick_numpy_and_compiled_are_the_same_floats(monkeypatch):
     terms = (1e-12, 1e-9, 1e-13, 1e-16, 1e-12, 1e-13, 8.0)
     for upper in (True, False):
         paths = []
-        for loaded in (set(), {kernels._hockey_stick_loop}):
-            monkeypatch.setattr(kernels, "_LOADED", loaded)
+        for compiled_path in (False, True):
+            monkeypatch.setattr(kernels, "run_compiled", lambda seconds, c=compiled_path: c)
             paths.append(
                 kernels.hockey_stick_bound(
                     mass_tail, weighted_tail, ones, index, factor, upper, terms
@@ -346,13 +386,15 @@ def test_discretise_shortcut_and_general_path_agree():
     mass /= mass.sum() * 1.001
     scale = np.abs(loss) + 1.0
     step = 1e-3
-    fast = discretise(loss, mass, step, loss_scale=scale)
-    general = discretise(
+    upper, lower = discretise(loss, mass, step, loss_scale=scale)
+    fast = (upper, lower())
+    upper, lower = discretise(
         np.append(loss, [np.inf, 0.1]),
         np.append(mass, [1e-3, 0.0]),
         step,
         loss_scale=np.append(scale, [np.inf, 1.0]),
     )
+    general = (upper, lower())
     for ours, theirs in zip(fast, general, strict=True):
         assert ours.offset == theirs.offset
         np.testing.assert_array_equal(ours.masses, theirs.masses)
@@ -372,8 +414,8 @@ def test_breakpoint_maxima_paths_are_the_same_floats(beyond, carry, monkeypatch)
     ones = _ones(masses.size, step)
     for upper in (True, False):
         paths = []
-        for loaded in (set(), {kernels._maxima_loop}):
-            monkeypatch.setattr(kernels, "_LOADED", loaded)
+        for compiled_path in (False, True):
+            monkeypatch.setattr(kernels, "run_compiled", lambda seconds, c=compiled_path: c)
             out = np.empty(count + beyond)
             kernels.breakpoint_maxima(
                 mass_tail, weighted_tail, ones, index, count, beyond, step, upper, terms, carry, out
@@ -415,8 +457,8 @@ def test_breakpoint_search_paths_are_the_same(upper, monkeypatch):
     for target in 10.0 ** rng.uniform(-12, -0.3, 40):
         low = int(rng.integers(-1, 50))
         found = []
-        for loaded in (set(), {kernels._search_loop}):
-            monkeypatch.setattr(kernels, "_LOADED", loaded)
+        for compiled_path in (False, True):
+            monkeypatch.setattr(kernels, "run_compiled", lambda seconds, c=compiled_path: c)
             found.append(pmf._first_at_or_below_one(float(target), low, 9000))
         assert found[0] == found[1]
         assert low < found[0] <= 9000

@@ -47,6 +47,8 @@ from pld.shuffling.blanket.continuous_terms import (
     chernoff_negative,
     lattice,
     negative_part,
+    one_jump_lower,
+    one_jump_upper,
 )
 from pld.shuffling.blanket.continuous_window import WindowError, positive_part_window
 
@@ -241,11 +243,13 @@ def continuous_profile_bounds(
             t = _cut_for(law, n, alpha, smallest, largest, first_target)
         local = step
         lower[i], upper[i] = 0.0, math.inf
+        reach_lower = 0.0
         # Every (reach, step) gives a valid bracket: keep the best of both sides.
         for _ in range(_ATTEMPTS):
-            low, high, remainder, failed = _one_eps(law, n, alpha, local, t, chernoff_only)
+            low, high, remainder, failed, weighed = _one_eps(law, n, alpha, local, t, chernoff_only)
             lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
-            wanted = max(remainder_share * lower[i], _REMAINDER_FLOOR)
+            reach_lower = max(reach_lower, weighed)
+            wanted = max(remainder_share * reach_lower, _REMAINDER_FLOOR)
             if failed and local < _COARSENING * step:  # transform too long: coarser
                 local *= 2
             elif remainder > wanted and t < _COARSENING * largest:  # reach further
@@ -260,9 +264,11 @@ def continuous_profile_bounds(
 
 
 def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_only: bool):
-    """(lower, upper, remainder, failed) at one eps with the core reach ``t`` (remainder 0:
-    no use in growing ``t``, the core already reaches the law's negligible tail; failed:
-    the transform was too long, a Chernoff bound stands in)."""
+    """(lower, upper, remainder, failed, reach_lower) at one eps with the core reach ``t``
+    (remainder 0: no use in growing ``t``, the core already reaches the law's negligible
+    tail; failed: the transform was too long, a Chernoff bound stands in; reach_lower:
+    the lower value without the one-jump bound, against which the remainder is weighed,
+    so that the reach grows as it did before that bound)."""
     v_cap = min(law.quantile_above(_NEGLIGIBLE), law.v_max)
     v_plus = min(alpha + t, v_cap)
     v_minus = min((1 + t) / alpha, v_cap)
@@ -278,12 +284,20 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
     failed = False
     first, masses = lattice(term, law.gamma, "upper")
     remainder = tails.p * negative_part(first, masses, local, n - 1, v_plus - alpha, tails.p)
+    jumps = tails.upper_term(n) + remainder
+    if remainder > 0:
+        # Where the remainder cancels against E[S'; K_P >= 1] (small noise, large eps),
+        # one jump at a time bounds the same part without it (§4d).
+        jumps = min(
+            jumps, one_jump_upper(law, alpha, v_plus, v_cap, first, masses, local, n, tails)
+        )
     z, log_mass = atoms(first, masses, local)
     # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no lattice sum.
     cheap = chernoff_negative(-z, log_mass, n, 0.0) / n
-    if chernoff_only or cheap + max(tails.upper_term(n), 0.0) + remainder <= _NEGLIGIBLE_DELTA:
-        upper = cheap + tails.upper_term(n) + remainder
-        return max(tails.lower_term(n), 0.0), upper, 0.0, False
+    jump_lower = one_jump_lower(law, alpha, v_plus, n, tails)
+    if chernoff_only or cheap + max(jumps, 0.0) <= _NEGLIGIBLE_DELTA:
+        lower = max(tails.lower_term(n), 0.0)
+        return max(lower, jump_lower), cheap + jumps, 0.0, False, lower
     for side in ("upper", "lower"):
         if side == "lower":
             first, masses = lattice(term, law.gamma, side)
@@ -303,10 +317,11 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
             out[side] = cheap if side == "upper" else 0.0
             failed = True
     out["upper"] = min(out["upper"], cheap)
-    upper = out["upper"] + tails.upper_term(n) + remainder
+    upper = out["upper"] + jumps
     lower = out["lower"] + tails.lower_term(n)
     saturated = v_plus >= v_cap and v_minus >= v_cap and cuts[0] == 1.0
-    return lower, upper, remainder if not saturated else 0.0, failed
+    best_lower = out["lower"] + max(tails.lower_term(n), jump_lower)
+    return best_lower, upper, remainder if not saturated else 0.0, failed, lower
 
 
 def best_profile_bounds(

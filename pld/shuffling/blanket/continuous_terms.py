@@ -245,3 +245,109 @@ def negative_part(first: int, masses: np.ndarray, step: float, others: int, t: f
     if p > 0:
         z, log_mass = np.append(z, t), np.append(log_mass, math.log(p))
     return chernoff_negative(z, log_mass, others, t)
+
+
+#: Exponents of :func:`one_jump_upper` (log-spaced; any exponent gives a valid bound).
+_JUMP_EXPONENTS = 96
+#: Ratio between consecutive bucket ends of ``V`` in :func:`one_jump_upper`.
+_JUMP_RATIO = 1.02
+
+
+def one_jump_upper(
+    law: VLaw,
+    alpha: float,
+    v_plus: float,
+    v_cap: float,
+    first: int,
+    masses: np.ndarray,
+    step: float,
+    n: int,
+    tails: Tails,
+) -> float:
+    """Bound on ``(1/n) E[(S')_+; K_P >= 1]`` one jump at a time (docs/blanket-continuous.md §4d).
+
+    On ``{i in P}``, ``S' = X_i + R_i + sum_{j != i, j in P} X_j`` with ``R_i`` the other
+    users' terms with their ``P`` values set to 0, and the ``P`` values positive, so
+    ``(S')_+ <= (X_i + R_i)_+ + sum_{j != i, j in P} X_j``; summing over ``i`` (the
+    indicator of ``K_P >= 1`` is at most ``sum_i 1{i in P}``) and dividing by ``n``:
+
+        (1/n) E[(S')_+; K_P >= 1] <= E[G(X); X in P] + (n - 1) p e_P,
+        G(x) = E[(x + R)_+],  R = W'_1 + ... + W'_{n-1},
+
+    ``W'`` the upper lattice law of the core and ``N`` (``masses`` from ``first``,
+    grid ``step``; its atoms merged into blocks at their highest point, which raises
+    its MGF at positive exponents) plus the mass ``p`` at 0. ``G`` is non-decreasing, so on the
+    bucket ``V in (v_k, v_{k+1}]`` of ``P`` (ratio ``_JUMP_RATIO``, from ``v_plus``
+    to ``v_cap``) it is at most ``G(v_{k+1} - alpha)``, which is at most ``x + G(0)``
+    (``(x + r)_+ <= x + r_+`` for ``x >= 0``) and, by Chernoff (``y_+ <= e^{theta y -
+    1} / theta``), at most ``min_theta e^{theta x - 1 + (n-1) log M(theta)} / theta``
+    with ``M`` the MGF of the upper lattice law (a mean-preserving spread raises it),
+    on a grid of exponents. Beyond ``v_cap``, ``G(x) <= x + G(0)``. Where the other
+    users' drift is far below zero (small noise, large eps) this replaces the
+    remainder of §4b, which there cancels against ``E[S'; K_P >= 1]`` and leaves the
+    bracket wide.
+    """
+    if n == 1:
+        return tails.e_p
+    z, log_mass = atoms(first, masses, step)
+    size = z.shape[0]
+    # Blocks of consecutive atoms at their highest point: an upper bound on M(theta),
+    # theta > 0, at a few thousand terms.
+    width = max(1, -(-size // _CHERNOFF_BLOCKS))
+    padded = -(-size // width) * width
+    block_mass = np.full(padded, -np.inf)
+    block_mass[:size] = log_mass
+    block_z = np.full(padded, float(z[-1]))
+    block_z[:size] = z
+    with np.errstate(divide="ignore"):  # blocks of padding only: log 0 = -inf
+        log_mass = log_sum_exp(block_mass.reshape(-1, width), axis=1)
+    z = block_z.reshape(-1, width)[:, -1]
+    if tails.p > 0:
+        z, log_mass = np.append(z, 0.0), np.append(log_mass, math.log(tails.p))
+    others = n - 1
+    slack = others * math.log1p(MASS_ERROR + mgf_log_error(size + 1))
+    scale = max(float(np.max(np.abs(z))), 1e-300)
+    smallest = min(1e-6 / (scale * others), 1.0 / max(v_cap, 1.0))
+    theta = np.exp(np.linspace(math.log(smallest), math.log(700.0 / scale), _JUMP_EXPONENTS))
+    log_mgf = log_sum_exp(log_mass[np.newaxis, :] + theta[:, np.newaxis] * z, axis=1)
+    base = others * log_mgf + slack - 1.0 - np.log(theta)
+    half = 0.5 * law.gamma
+    count = max(1, math.ceil(math.log(max(v_cap / v_plus, 1.0)) / math.log(_JUMP_RATIO)))
+    ends = v_plus * _JUMP_RATIO ** np.arange(count + 1)
+    ends[-1] = max(v_cap, v_plus)
+    survival = np.array([law.survival(float(v)) for v in ends])
+    with np.errstate(over="ignore"):
+        log_g = np.min(base[np.newaxis, :] + (ends[1:, np.newaxis] - alpha) * theta, axis=1)
+        g_zero = math.exp(min(float(np.min(base)), 700.0))
+        g = np.minimum(np.exp(np.minimum(log_g, 700.0)), ends[1:] - alpha + g_zero)
+    bucket = np.maximum(survival[:-1] - survival[1:], 0.0) + 2 * _CLOSED_FORM_ERROR * survival[:-1]
+    inside = half * float(np.sum(bucket * g))
+    top = ends[-1]
+    beyond = half * (law.moment_above(top) + (g_zero - alpha) * law.survival(top))
+    beyond = max(beyond, 0.0) * (1 + 2 * _CLOSED_FORM_ERROR)
+    jumps = others * tails.p * (tails.e_p + tails.tail_error)
+    total = (inside + beyond + jumps) * (1 + 8 * UNIT_ROUNDOFF * (count + 4))
+    return total
+
+
+def one_jump_lower(law: VLaw, alpha: float, v_plus: float, n: int, tails: Tails) -> float:
+    """Lower bound on ``(1/n) E[(S)_+; K_P = 1, K_N = 0]`` (docs/blanket-continuous.md §4d).
+
+    On ``{i in P, every other user in the core}``, ``S = X_i + R_i`` with ``R_i`` a sum
+    of ``n - 1`` core terms; by Jensen given ``X_i``, ``E[(X_i + R_i)_+ | X_i] >= (X_i +
+    m)_+`` with ``m = (n - 1) e_core / (1 - p - q)`` their conditional mean, so the
+    value is at least ``(1 - p - q)^(n - 1) E[(X + m)_+; X in P]``, a closed form:
+    ``(gamma / 2) (E[V; V > v] - (alpha - m) P(V > v))`` at ``v = max(v_plus, alpha -
+    m)``. Where one report far beyond the others' drift makes the positive part (small
+    noise, large eps) this is close to the upper bound of :func:`one_jump_upper`.
+    """
+    core = 1.0 - tails.p - tails.q
+    if core <= 0.0 or n == 1:
+        return max(tails.e_p, 0.0) if n == 1 else 0.0
+    mean = (n - 1) * (tails.e_core - tails.core_error) / core
+    v = max(v_plus, alpha - mean)
+    moment, survival = law.moment_above(v), law.survival(v)
+    size = moment + (alpha - mean) * survival
+    value = 0.5 * law.gamma * (moment - (alpha - mean) * survival - 2 * _CLOSED_FORM_ERROR * size)
+    weight = math.exp((n - 1) * math.log(core)) * (1 - 4 * UNIT_ROUNDOFF * n)
+    return max(value * weight, 0.0)
