@@ -6,8 +6,10 @@ compose it T times (both bounds, every direction), to answer the first
 eps(1e-6) query and the first delta(1) query on a freshly composed PLD (suffix
 sums included), next to the *floor*: one rfft of the composed grid, spectrum
 powering by repeated squaring and one irfft, at the FFT length the composition
-uses. ``compose / floor`` divides by the number of (direction, bound) pmfs, so
-3x means "three floors per composed pmf".
+uses, on the fastest FFT installed (FFTW with its plans reused; pld itself runs
+lengths below 2^19 on scipy.fft, which plans nothing). ``compose / floor``
+divides by the number of (direction, bound) pmfs, so 3x means "three floors per
+composed pmf".
 
 **2. Same pmf pair as dp_accounting.** The Poisson-subsampled Gaussian
 (sigma = 1, q = 0.01) with its output discretised into bins of width 0.005 on
@@ -67,9 +69,7 @@ def _fastest_transforms(length: int):
     forward = pyfftw.FFTW(real, spectrum, flags=("FFTW_ESTIMATE",))
     back_in = pyfftw.empty_aligned(length // 2 + 1, dtype="complex128")
     back_out = pyfftw.empty_aligned(length, dtype="float64")
-    inverse = pyfftw.FFTW(
-        back_in, back_out, direction="FFTW_BACKWARD", flags=("FFTW_ESTIMATE",)
-    )
+    inverse = pyfftw.FFTW(back_in, back_out, direction="FFTW_BACKWARD", flags=("FFTW_ESTIMATE",))
 
     def rfft(values):
         forward.input_array[:] = values

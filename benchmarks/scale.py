@@ -20,7 +20,8 @@ Workloads and targets (docs/large-populations.md):
   et al.'s (2024) research code (``amplificationUB`` of ``unifiedamplification.py`` with
   ``--wang-steps`` bisection steps, default 30: their script uses 12, and at 20 steps
   their bisection resolves eps to 2^-20, 0.7 % of this answer; from about 27 on it is
-  below the 1e-4 the target compares at): <= their value (+0.01 %), >= 5x faster. It is not a pip package and is not vendored: point
+  below the 1e-4 the target compares at): <= their value (+0.01 %), >= 5x faster.
+  It is not a pip package and is not vendored: point
   ``--wang`` (or ``PLD_WANG_CODE``) at a directory holding ``unifiedamplification.py``
   (github.com/wangsw/PrivacyAmplification);
 * ``shuffle_observer(local_hashing(2, 100), 10^8)``, 100 rounds: <= 15 s;

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from pld import validation
-from pld.distribution.loss_distribution import PLD, _Direction
+from pld.distribution.direction import _Direction
+from pld.distribution.loss_distribution import PLD
 from pld.engine import DEFAULT_TAIL_MASS, MIN_LOSS_GRID_STEP, LossPmf, choose_loss_grid_step
 from pld.numerics import UNIT_ROUNDOFF
 

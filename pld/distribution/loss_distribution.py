@@ -32,6 +32,7 @@ from pld.distribution.composition import (
     one_round_factors,
     tilted_directions,
 )
+from pld.distribution.direction import _Direction
 from pld.distribution.refinement import DEFAULT_REL_ACCURACY, check_rel_accuracy
 from pld.engine import DEFAULT_TAIL_MASS, LossPmf, check_grid_points
 
@@ -42,39 +43,6 @@ _KEPT_VIEWS = 4
 #: mechanism (or composition) on the grid of that step, with tail and truncation
 #: budgets of at most ``tail_mass`` per round and side (``None``: its own).
 Recipe = Callable[[float, "float | None"], "PLD"]
-
-
-class _Direction:
-    """The upper- and lower-bound pmfs of one direction of a PLD.
-
-    The lower pmf may be given as a function that builds it on first use
-    (``build_lower``): callers that report upper bounds only (an accountant's
-    ``get_epsilon``) never pay for it, and it is built from the same inputs,
-    so its floats do not depend on when.
-    """
-
-    __slots__ = ("upper", "_lower", "_build_lower")
-
-    def __init__(
-        self,
-        upper: LossPmf,
-        lower: LossPmf | None = None,
-        *,
-        build_lower: Callable[[], LossPmf] | None = None,
-    ) -> None:
-        if (lower is None) == (build_lower is None):
-            raise TypeError("give exactly one of lower and build_lower")
-        self.upper = upper
-        self._lower = lower
-        self._build_lower = build_lower
-
-    @property
-    def lower(self) -> LossPmf:
-        """The lower-bound pmf (built now if it was deferred)."""
-        if self._lower is None:
-            self._lower = self._build_lower()
-            self._build_lower = None
-        return self._lower
 
 
 class PLD:
