@@ -7,7 +7,7 @@ eps(1e-6) query and the first delta(1) query on a freshly composed PLD (suffix
 sums included), next to the *floor*: one rfft of the composed grid, spectrum
 powering by repeated squaring and one irfft, at the FFT length the composition
 uses, on the fastest FFT installed (FFTW with its plans reused; pld itself runs
-lengths below 2^19 on scipy.fft, which plans nothing). ``compose / floor``
+lengths below 2^18 on scipy.fft, which plans nothing). ``compose / floor``
 divides by the number of (direction, bound) pmfs, so 3x means "three floors per
 composed pmf".
 

@@ -64,9 +64,10 @@ def _cached(build):
 
 
 #: Lengths from this one on run on FFTW, shorter ones on scipy.fft (a 2^17 round
-#: trip: scipy 2.8 ms, FFTW 0.8 ms after 8.7 ms of planning; 2^20: 13.1 ms
-#: against 8.6 ms).
-PLANNED_LENGTH = 2**19
+#: trip: scipy 2.8-3.4 ms, FFTW 0.8 ms after 8.7 ms of planning; from 2^18 on
+#: scipy's round trips cost 3-8 ms more than FFTW's, about one plan every two
+#: transforms: there FFTW is the faster choice for any but a one-off transform).
+PLANNED_LENGTH = 2**18
 
 
 def _use_fftw(length: int) -> bool:
