@@ -39,6 +39,7 @@ import numpy as np
 
 from pld.central import gaussian_delta, log_normal_interval_mass
 from pld.engine import BudgetError
+from pld.progress import track
 from pld.shuffling.blanket.continuous_sum import contract_to_grid, spread_to_grid, with_zero_atom
 from pld.shuffling.blanket.continuous_window import positive_part_window
 
@@ -216,7 +217,7 @@ def pairwise_profile_bounds(
     # the charge, which only grows).
     held = None
     last_upper, last_alpha = math.inf, 1.0
-    for i in np.argsort(eps, kind="stable"):
+    for i in track(np.argsort(eps, kind="stable"), desc="pairwise blanket profile"):
         alpha = math.exp(float(eps[i]))
         if held is None:
             try:
