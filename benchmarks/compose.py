@@ -6,8 +6,8 @@ compose it T times (both bounds, every direction), to answer the first
 eps(1e-6) query and the first delta(1) query on a freshly composed PLD (suffix
 sums included), next to the *floor*: one rfft of the composed grid, spectrum
 powering by repeated squaring and one irfft, at the FFT length the composition
-uses, on the fastest FFT installed (FFTW with its plans reused; pld itself runs
-lengths below 2^18 on scipy.fft, which plans nothing). ``compose / floor``
+uses, on the fastest FFT installed (FFTW with its plans reused, made outside the
+timing). ``compose / floor``
 divides by the number of (direction, bound) pmfs, so 3x means "three floors per
 composed pmf".
 
@@ -58,8 +58,7 @@ def median_time(job, repeats):
 
 def _fastest_transforms(length: int):
     """rfft and irfft of this length on the fastest backend installed: FFTW with its
-    plans made once and reused (pld itself runs lengths below ``fft.PLANNED_LENGTH``
-    on scipy.fft, which plans nothing: the floor does not follow it)."""
+    plans made once, outside the timing, and reused."""
     if fft.backend() != "pyfftw":
         return fft.rfft, lambda spectrum: fft.irfft(spectrum, length)
     import pyfftw

@@ -12,8 +12,7 @@ Each section times one target of the deployment issue and prints whether it is m
 * ``compose``: the subsampled Gaussian (sigma = 1, q = 0.01) composed T = 100 and
   1000 times, the compose time per composed pmf against the FFT floor of its grid
   (one rfft, spectrum powering by squaring, one irfft at the composition's FFT
-  length, on the fastest FFT installed: FFTW with reused plans, although pld runs
-  these lengths on scipy.fft; target: at most 3x);
+  length, on the fastest FFT installed: FFTW with reused plans; target: at most 3x);
 * ``dpsgd``: DP-SGD through ``pld.integrations.dp_accounting.Accountant`` against
   dp_accounting's ``PLDAccountant`` at its default, compose + ``get_epsilon(1e-5)``
   for (sigma = 1.1, q = 256/60000, 14063 steps) and (sigma = 1.5, q = 0.04, 2250

@@ -6,13 +6,6 @@ is installed, otherwise ``scipy.fft``. Measured on the 2-core reference machine
 118 ms with pyFFTW and 665 ms with scipy.fft; ``FFTW_MEASURE`` planning costs
 minutes at that size and is never used.
 
-An FFTW plan costs 3-9 ms at 1e5 points (``FFTW_ESTIMATE``), a few transforms'
-worth, so lengths below ``PLANNED_LENGTH`` always run on ``scipy.fft``
-(:func:`_use_fftw`): an accountant's first query in a fresh process plans
-nothing, at 0.5-2 ms more per round trip where a length is used many times.
-The choice depends on the length alone, so a result never depends on what the
-process computed before.
-
 Set the environment variable ``PLD_FFT_BACKEND=scipy`` to force the fallback.
 pyFFTW's wheels bundle FFTW, which is GPL-licensed; the scipy backend has no such
 licence condition (see README).
@@ -61,18 +54,6 @@ def _cached(build):
         return plans[shape]
 
     return get
-
-
-#: Lengths from this one on run on FFTW, shorter ones on scipy.fft (a 2^17 round
-#: trip: scipy 2.8-3.4 ms, FFTW 0.8 ms after 8.7 ms of planning; from 2^18 on
-#: scipy's round trips cost 3-8 ms more than FFTW's, about one plan every two
-#: transforms: there FFTW is the faster choice for any but a one-off transform).
-PLANNED_LENGTH = 2**18
-
-
-def _use_fftw(length: int) -> bool:
-    """Whether transforms of ``length`` points run on FFTW (else scipy.fft)."""
-    return length >= PLANNED_LENGTH and backend() == "pyfftw"
 
 
 @_cached
@@ -130,7 +111,7 @@ def _fftw_plans(length: int):
 
 def rfft(values: np.ndarray) -> np.ndarray:
     """Spectrum ``X_k = sum_j x_j exp(-2 pi i j k / N)`` of a real array, ``k <= N/2``."""
-    if not _use_fftw(values.shape[0]):
+    if backend() == "scipy":
         return scipy.fft.rfft(values)
     forward, _ = _fftw_plans(values.shape[0])
     forward.input_array[:] = values
@@ -147,8 +128,7 @@ def rfft_placed(masses: np.ndarray, start: int, length: int) -> np.ndarray:
     """
     size = masses.shape[0]
     head = min(size, length - start)
-    planned = _use_fftw(length)
-    if not planned:
+    if backend() == "scipy":
         values = np.zeros(length)
     else:
         forward, _ = _fftw_plans(length)
@@ -157,7 +137,7 @@ def rfft_placed(masses: np.ndarray, start: int, length: int) -> np.ndarray:
         values[start + head :] = 0.0
     values[start : start + head] = masses[:head]
     values[: size - head] = masses[head:]
-    if not planned:
+    if backend() == "scipy":
         return scipy.fft.rfft(values)
     forward.execute()
     return forward.output_array
@@ -193,7 +173,7 @@ EXTENDED_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
 
 def irfft(spectrum: np.ndarray, length: int) -> np.ndarray:
     """Inverse of :func:`rfft` (normalised by ``1/N``) for a spectrum of a real array."""
-    if not _use_fftw(length):
+    if backend() == "scipy":
         return scipy.fft.irfft(spectrum, length)
     _, inverse = _fftw_plans(length)
     inverse.input_array[:] = spectrum
@@ -204,7 +184,7 @@ def irfft(spectrum: np.ndarray, length: int) -> np.ndarray:
 def irfft_sparse(indices: np.ndarray | None, values: np.ndarray, length: int) -> np.ndarray:
     """:func:`irfft` of the spectrum that is ``values`` at ``indices`` (ascending; all
     bins if None) and zero elsewhere; returns a new array."""
-    if not _use_fftw(length):
+    if backend() == "scipy":
         spectrum = values if indices is None else np.zeros(length // 2 + 1, dtype=complex)
         if indices is not None:
             spectrum[indices] = values

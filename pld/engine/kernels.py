@@ -3,8 +3,8 @@ kernels are in :mod:`pld.engine.mgf`).
 
 The scatter of atoms onto grid cells and the suffix maximum are vectorised
 numpy. The suffix sums, the bounds on a segment, the breakpoint maxima and
-search, the contraction sweep of the lower bound (plain Python source) and the
-large log-MGFs (:mod:`pld.engine.mgf`) have twins compiled by numba (serial,
+search and the contraction sweep of the lower bound (plain Python source) have
+twins compiled by numba (serial,
 ``cache=True``: ``parallel=True`` next to threaded FFTs slows the FFTs down, see
 ``shared/notes/measurements.md``), 4-50x faster per call; but a fresh process
 pays ~0.4 s to import numba and load its first cached loop (~6 ms each after),

@@ -6,8 +6,7 @@ many exponents ``t`` at once, with a stated rounding bound
 masses takes vectorised numpy (a direct log-sum-exp, or rows of about ``sqrt(n)``
 atoms in one matrix product; the factors of a heterogeneous composition in one
 product together, :func:`log_mgf_many`); a larger one Horner's rule on blocks of
-atoms compiled by numba (:func:`_log_mgf_blocked`), or numpy's rows while
-:func:`pld.engine.kernels.run_compiled` finds loading numba not yet worth it.
+atoms compiled by numba (:func:`_log_mgf_blocked`).
 ``tests/engine/test_engine_kernels.py`` checks both paths against mpmath.
 """
 
@@ -17,18 +16,16 @@ import math
 
 import numpy as np
 
-from pld.engine import kernels
 from pld.engine.kernels import _compiled
 from pld.engine.linalg import products
 from pld.numerics import UNIT_ROUNDOFF
 
-#: The log-MGF of a pmf of at most this many positive masses runs numpy (~0.1 ms
-#: a call at any number of exponents), of more than ``NUMPY_MGF_ATOMS`` compiled,
-#: and in between as :func:`pld.engine.kernels.run_compiled` decides (numpy's
-#: rows cost ~1e-9 s more per atom and exponent there).
-COMPILED_MGF_ATOMS = 2**14
-NUMPY_MGF_ATOMS = 2**18
-_NUMPY_MGF_SECONDS = 1e-9
+#: The log-MGF of a pmf of more positive masses than this runs compiled. Numpy's
+#: rows cost ~0.1 ms a call at 2^14 atoms and ~1.5 ms at 2^16 with 28 exponents
+#: (the blocked loop ~0.7 ms), but a fresh process pays ~0.4 s to load numba: at
+#: 2^16 an accountant's first query (DP-SGD grids of ~5e4 points) loads none. The
+#: paths differ in the last bits, so the choice depends on the size alone.
+COMPILED_MGF_ATOMS = 2**16
 #: Largest (t, atom) count of the log-MGF evaluated term by term.
 _MGF_DIRECT = 2**15
 
@@ -39,13 +36,12 @@ def log_mgf(
     """``log sum_j m_j exp(t_k (offset + j) step)`` for each ``t_k``, as a log-sum-exp.
 
     Over the positive masses only (a negative one could only lower the sum). A pmf
-    of at most ``COMPILED_MGF_ATOMS`` positive masses (up to ``NUMPY_MGF_ATOMS``
-    while numba is not worth loading) takes the numpy path: small
+    of at most ``COMPILED_MGF_ATOMS`` positive masses takes the numpy path: small
     inputs the log-sum-exp of ``log m_j + t_k (offset + j) step`` directly, larger
     ones rows of ``B`` atoms with ``B |t_k| step <= 300``, whose sums ``r_q =
     sum_s m_(qB+s) exp(t_k step s)`` are one matrix product with ``B``
     exponentials per ``t_k``, and the log-sum-exp of ``log r_q + t_k (offset + qB)
-    step`` over the rows. Otherwise it takes :func:`_log_mgf_blocked` (compiled),
+    step`` over the rows. A larger pmf takes :func:`_log_mgf_blocked` (compiled),
     which keeps its blocks (and the count of positive masses) in ``layouts``, a
     dict the caller keeps with the pmf for a few calls (a window search); so does
     the numpy path its positive masses and rows.
@@ -72,10 +68,7 @@ def log_mgf(
                 layouts["atoms"] = atoms
         else:
             atoms = layouts["atoms"]
-        if atoms > NUMPY_MGF_ATOMS or (
-            atoms > COMPILED_MGF_ATOMS
-            and kernels.run_compiled(_NUMPY_MGF_SECONDS * atoms * t.shape[0])
-        ):
+        if atoms > COMPILED_MGF_ATOMS:
             return _log_mgf_blocked(masses, offset, step, t, layouts)
     return _log_mgf_numpy(masses, offset, step, t, layouts)
 
