@@ -294,9 +294,10 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
     z, log_mass = atoms(first, masses, local)
     # E[(S)_+] = E[(-S)_-]: a Chernoff bound first; where it is negligible, no lattice sum.
     cheap = chernoff_negative(-z, log_mass, n, 0.0) / n
+    tail_lower = tails.lower_term(n)
     jump_lower = one_jump_lower(law, alpha, v_plus, n, tails)
     if chernoff_only or cheap + max(jumps, 0.0) <= _NEGLIGIBLE_DELTA:
-        lower = max(tails.lower_term(n), 0.0)
+        lower = max(tail_lower, 0.0)
         return max(lower, jump_lower), cheap + jumps, 0.0, False, lower
     for side in ("upper", "lower"):
         if side == "lower":
@@ -318,9 +319,9 @@ def _one_eps(law: VLaw, n: int, alpha: float, step: float, t: float, chernoff_on
             failed = True
     out["upper"] = min(out["upper"], cheap)
     upper = out["upper"] + jumps
-    lower = out["lower"] + tails.lower_term(n)
+    lower = out["lower"] + tail_lower
     saturated = v_plus >= v_cap and v_minus >= v_cap and cuts[0] == 1.0
-    best_lower = out["lower"] + max(tails.lower_term(n), jump_lower)
+    best_lower = out["lower"] + max(tail_lower, jump_lower)
     return best_lower, upper, remainder if not saturated else 0.0, failed, lower
 
 

@@ -199,15 +199,8 @@ def chernoff_negative(z: np.ndarray, log_mass: np.ndarray, count: int, shift: fl
     slack = count * math.log1p(MASS_ERROR + mgf_log_error(z.shape[0]))
     scale = max(float(np.max(np.abs(z))), 1e-300)
     order = np.argsort(z, kind="stable")
-    width = max(1, -(-z.shape[0] // _CHERNOFF_BLOCKS))
-    size = -(-z.shape[0] // width) * width
-    padded_mass = np.full(size, -np.inf)
-    padded_mass[: z.shape[0]] = log_mass[order]
-    padded_z = np.full(size, float(z[order[-1]]))
-    padded_z[: z.shape[0]] = z[order]
-    with np.errstate(divide="ignore"):  # blocks of padding only: log 0 = -inf
-        block_mass = log_sum_exp(padded_mass.reshape(-1, width), axis=1)
-    block_z = padded_z.reshape(-1, width)[:, 0]  # the lowest point: e^{-theta z} largest
+    # The lowest point of each block: e^{-theta z} largest there.
+    block_z, block_mass = _merged_blocks(z[order], log_mass[order], "lowest")
 
     def log_bound(log_theta: float, points: np.ndarray, logs: np.ndarray) -> float:
         theta = math.exp(log_theta)
@@ -228,6 +221,21 @@ def chernoff_negative(z: np.ndarray, log_mass: np.ndarray, count: int, shift: fl
     )
     value = min(float(best.fun), log_bound(low, z, log_mass), log_bound(high, z, log_mass))
     return math.exp(min(value, 700.0))
+
+
+def _merged_blocks(z: np.ndarray, log_mass: np.ndarray, end: str) -> tuple[np.ndarray, np.ndarray]:
+    """Ascending atoms ``(z, log mass)`` merged into at most ``_CHERNOFF_BLOCKS`` blocks of
+    consecutive atoms, each at its ``end`` ("lowest" or "highest") point: the MGF at
+    negative (positive) exponents can only rise."""
+    width = max(1, -(-z.shape[0] // _CHERNOFF_BLOCKS))
+    size = -(-z.shape[0] // width) * width
+    padded_mass = np.full(size, -np.inf)
+    padded_mass[: z.shape[0]] = log_mass
+    padded_z = np.full(size, float(z[-1]))
+    padded_z[: z.shape[0]] = z
+    with np.errstate(divide="ignore"):  # blocks of padding only: log 0 = -inf
+        block_mass = log_sum_exp(padded_mass.reshape(-1, width), axis=1)
+    return padded_z.reshape(-1, width)[:, 0 if end == "lowest" else -1], block_mass
 
 
 def atoms(first: int, masses: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
@@ -291,17 +299,8 @@ def one_jump_upper(
         return tails.e_p
     z, log_mass = atoms(first, masses, step)
     size = z.shape[0]
-    # Blocks of consecutive atoms at their highest point: an upper bound on M(theta),
-    # theta > 0, at a few thousand terms.
-    width = max(1, -(-size // _CHERNOFF_BLOCKS))
-    padded = -(-size // width) * width
-    block_mass = np.full(padded, -np.inf)
-    block_mass[:size] = log_mass
-    block_z = np.full(padded, float(z[-1]))
-    block_z[:size] = z
-    with np.errstate(divide="ignore"):  # blocks of padding only: log 0 = -inf
-        log_mass = log_sum_exp(block_mass.reshape(-1, width), axis=1)
-    z = block_z.reshape(-1, width)[:, -1]
+    # An upper bound on M(theta), theta > 0, at a few thousand terms.
+    z, log_mass = _merged_blocks(z, log_mass, "highest")
     if tails.p > 0:
         z, log_mass = np.append(z, 0.0), np.append(log_mass, math.log(tails.p))
     others = n - 1
