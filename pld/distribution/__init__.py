@@ -30,6 +30,7 @@ _EXPORTS = {
     "refinable": "pld.distribution.recipes",
     "AccuracyWarning": "pld.distribution.refinement",
     "DEFAULT_REL_ACCURACY": "pld.distribution.refinement",
+    "DELTA_ACCURACY_FLOOR": "pld.distribution.refinement",
     "check_rel_accuracy": "pld.distribution.refinement",
     "from_privacy_profile": "pld.distribution.profile",
     "DiscretePair": "pld.distribution.profile",

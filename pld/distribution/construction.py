@@ -362,12 +362,15 @@ def _checked_symmetric(forward: _Direction, reverse: LossPmf) -> _Direction:
     return _Direction(upper, build_lower=lambda: forward.lower)
 
 
-def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
+def from_bounds(*, upper: PLD, lower: PLD, analysis_width: float = 0.0) -> PLD:
     """A PLD whose upper side is ``upper``'s and whose lower side is ``lower``'s.
 
     For mechanisms that build a dominating pair for the upper bound and a
     dominated pair for the lower bound. Both must share the grid step and the
-    symmetry.
+    symmetry. ``analysis_width``: the largest relative width, in [0, 1], of the
+    analysis' own (lower, upper) values that a finer grid may leave as they are (a
+    query's refinement stops at the first rebuild that makes no progress when it
+    exceeds the query's ``rel_accuracy``; 0 when none).
     """
     if upper.loss_grid_step != lower.loss_grid_step or upper.symmetric != lower.symmetric:
         raise ValueError("upper and lower must have the same loss_grid_step and symmetry")
@@ -375,7 +378,9 @@ def from_bounds(*, upper: PLD, lower: PLD) -> PLD:
         _Direction(u.upper, build_lower=lambda v=v: v.lower)
         for u, v in zip(upper._directions, lower._directions, strict=True)
     ]
-    return PLD(directions, symmetric=upper.symmetric, composed=upper.composed or lower.composed)
+    result = PLD(directions, symmetric=upper.symmetric, composed=upper.composed or lower.composed)
+    result._analysis_width = validation.in_interval("analysis_width", analysis_width, 0.0, 1.0)
+    return result
 
 
 def upper_only(loss: PLD) -> PLD:

@@ -78,6 +78,10 @@ class PLD:
         self._tail_budget = tail_budget
         self._refined: PLD | None = None
         self._build_seconds = 0.0  # to make it (0: unknown); refinement's cost predictions
+        # Relative width of a one-round analysis bracket that no finer grid narrows (a
+        # profile's own lower and upper values; 0: none known): refinement stops at the
+        # first rebuild that makes no progress when it exceeds the target.
+        self._analysis_width = 0.0
 
     @property
     def tail_budget(self) -> float:
@@ -164,6 +168,7 @@ class PLD:
         copy._tail_moments = self._tail_moments
         copy._tilt_factors = self._tilt_factors
         copy._build_seconds = self._build_seconds
+        copy._analysis_width = self._analysis_width
         return copy
 
     def _without_error_terms(self, *, keep_tails: bool) -> PLD:
@@ -638,4 +643,5 @@ def compose(
     result._tilt_factors = tilt_factors
     operands_seconds = sum(p._build_seconds for p in unique.values())  # a rebuild redoes them
     result._build_seconds = time.perf_counter() - started + operands_seconds
+    result._analysis_width = max(p._analysis_width for p in unique.values())
     return result

@@ -363,7 +363,11 @@ def refine(
                 return lower, upper
             if factor > 1:
                 stalled = stalled + 1 if new_worst > _NO_PROGRESS * worst else 0
-            if stalled >= _PATIENCE or (stalled and factor >= _CONCLUSIVE_FACTOR):
+            # A stall is conclusive after a long refinement, or where the analysis' own
+            # bracket is wider than the target (a finer grid leaves it as it is).
+            analysis_limited = current._analysis_width > rel_accuracy
+            conclusive = factor >= _CONCLUSIVE_FACTOR or analysis_limited
+            if stalled >= _PATIENCE or (stalled and conclusive):
                 if not tilted:
                     tilted = True
                     estimate = measure(current._without_error_terms(keep_tails=True))
@@ -372,12 +376,17 @@ def refine(
                     if new_worst <= rel_accuracy:
                         return lower, upper
                 absolute = _absolute_width(widths, lower, upper)
+                cause = (
+                    "the analysis' own one-round bracket (up to "
+                    f"{100 * current._analysis_width:.3g} % wide)"
+                    if analysis_limited
+                    else "an error floor independent of the grid (floating-point round-off of "
+                    "the composition, tail or truncation budgets)"
+                )
                 _warn(
                     f"{what}: relative width {new_worst:.3g} > rel_accuracy={rel_accuracy:g}; "
                     f"refining the grid to {candidate.loss_grid_step:.3g} no longer narrows the "
-                    f"bracket (absolute width {absolute:.3g}): an error floor independent of "
-                    "the grid (floating-point round-off of the composition, tail or truncation "
-                    "budgets) dominates"
+                    f"bracket (absolute width {absolute:.3g}): {cause} dominates"
                 )
                 return lower, upper
             if not stalled and factor > 1:

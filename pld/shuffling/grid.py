@@ -17,10 +17,11 @@ from collections.abc import Callable
 import numpy as np
 
 from pld.distribution import (
+    DELTA_ACCURACY_FLOOR,
     PLD,
     below_every_profile,
     from_bounds,
-    from_pmfs,
+    from_symmetric_pair,
     lower_envelope,
     pair_from_hull,
     profile_hull,
@@ -50,11 +51,11 @@ def _top(eps0: float) -> np.ndarray:
 
 
 #: The mirrored half of the eps grid stops at -MIRROR_LIMIT nats: beyond it
-#: ``1 - delta(-t) = e^-t (1 - delta(t))`` is below the resolution of a float near 1,
-#: and the hull's slopes there would err by ``ulp(1) e^t`` (2e-5 at t = 26, more than
-#: the pmf tolerance of the pair). Fewer grid points only raise the upper hull; the
-#: lower side is kept below every profile on the grid it is given.
-MIRROR_LIMIT = 20.0
+#: ``1 - delta(-t) = e^-t (1 - delta(t))`` nears the resolution of a float near 1 (the
+#: hull's slopes err by ``ulp(1) e^t``, and the upper pair's float shortfall there costs
+#: about ``1e-16 e^t`` of mass at +inf). One direction of the cut pair still bounds both
+#: (docs/blanket-continuous.md §6).
+MIRROR_LIMIT = 10.0
 
 
 def _symmetric(eps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,12 +69,24 @@ def _symmetric(eps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def _pld(grid: np.ndarray, values: np.ndarray, side: str, step: float) -> PLD:
+    """The connect-the-dots pair of one side on the (possibly cut) symmetric grid, one
+    direction for both orders of neighbours (docs/blanket-continuous.md §6: the upper
+    pair dominates the profile at every eps, below a cut too; the lower pair is below
+    it at every eps once the value at a cut is the trivial ``1 - e^eps``)."""
     vertices, hull = profile_hull(grid, values)
     pair = pair_from_hull(grid, vertices, hull, side)
-    # A grid cut at -MIRROR_LIMIT gives a pair that dominates (or, lower side, is
-    # dominated by) the profile in both directions but is not symmetric itself.
-    symmetric = bool(grid[0] == -grid[-1])
-    return from_pmfs(*pair.log_pmfs(), symmetric=symmetric, loss_grid_step=step)
+    return from_symmetric_pair(*pair.log_pmfs(), loss_grid_step=step)
+
+
+def _trivial_at_cut(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Lower values with the one at a cut grid's first point lowered to ``1 - e^eps``
+    (rounded down): the lower pair's curve below the cut is then at most ``1 - e^eps``,
+    below every profile, and between the cut and the next point below the exact
+    mirror's chord."""
+    if grid[0] != -grid[-1]:
+        values = values.copy()
+        values[0] = min(values[0], float(np.nextafter(-math.expm1(grid[0]), 0.0)))
+    return values
 
 
 def profile_pld(
@@ -167,7 +180,20 @@ def profile_pld(
         _, lower_values = _symmetric(eps, positive)
     else:
         _, lower_values = _symmetric(eps, np.minimum.reduce([lo for lo, _ in components]))
+    lower_values = _trivial_at_cut(grid, lower_values)
     return from_bounds(
         upper=_pld(grid, upper_values, "upper", step),
         lower=_pld(grid, lower_values, "lower", step),
+        analysis_width=_analysis_width(components),
     )
+
+
+def _analysis_width(components: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """Largest relative width of the minimum profile's own bracket where its upper value
+    is at least ``DELTA_ACCURACY_FLOOR`` (the analysis' part of a query's width)."""
+    upper = _minimum_upper(components)
+    lower = np.minimum.reduce([low for low, _ in components])
+    counted = upper >= DELTA_ACCURACY_FLOOR
+    if not np.any(counted):
+        return 0.0
+    return float(np.clip(np.max((upper[counted] - lower[counted]) / upper[counted]), 0.0, 1.0))
