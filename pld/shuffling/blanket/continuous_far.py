@@ -28,6 +28,7 @@ import numpy as np
 from pld.numerics import UNIT_ROUNDOFF
 from pld.numerics.iid_sums import log_sum_exp, mgf_log_error
 from pld.shuffling.blanket.continuous_law import VLaw
+from pld.shuffling.blanket.continuous_terms import CLOSED_FORM_ERROR, MASS_ERROR
 
 #: Ratio between consecutive bucket ends of ``V``.
 BUCKET_RATIO = 1.02
@@ -38,12 +39,9 @@ _EXPONENTS = 96
 #: Cuts of the upper bound and of the lower bound's jump, and truncations of the latter.
 _CUTS = 12
 _TRUNCATIONS = 32
-#: Relative error of the bucket masses (Gauss-Legendre, continuous_terms.MASS_ERROR)
-#: and of each bucket's mean (its offset from the lower end, relative to the bucket).
-_MASS_ERROR = 1e-13
+#: Relative error of each bucket's mean (its offset from the lower end, relative to
+#: the bucket; the masses' is ``MASS_ERROR``, the closed forms' ``CLOSED_FORM_ERROR``).
 _MEAN_ERROR = 1e-9
-#: Relative error of the closed-form tails and moments (scipy's log_ndtr).
-_CLOSED_FORM_ERROR = 1e-12
 
 
 def far_bracket(law: VLaw, n: int, alpha: float) -> tuple[float, float]:
@@ -81,7 +79,7 @@ class _Buckets:
     def __init__(self, ends: np.ndarray, mass: np.ndarray, weight_low: np.ndarray):
         self.ends = ends
         self._weight_low = weight_low
-        self.mass = mass * (1 + _MASS_ERROR)
+        self.mass = mass * (1 + MASS_ERROR)
         self.log_low = np.log(np.minimum(weight_low + _MEAN_ERROR, 1.0))
         self.log_high = np.log(np.minimum(1.0 - weight_low + _MEAN_ERROR, 1.0))
         with np.errstate(divide="ignore"):
@@ -108,7 +106,7 @@ class _Buckets:
         share_high = np.clip(above / np.where(mass > 0, mass, 1.0) / (high - low), 0.0, 1.0)
         ends = np.insert(self.ends, k, value)
         exact = np.concatenate(
-            (self.mass[: k - 1] / (1 + _MASS_ERROR), mass, self.mass[k:] / (1 + _MASS_ERROR))
+            (self.mass[: k - 1] / (1 + MASS_ERROR), mass, self.mass[k:] / (1 + MASS_ERROR))
         )
         weight_low = np.concatenate(
             (self._weight_low[: k - 1], 1.0 - share_high, self._weight_low[k:])
@@ -158,7 +156,7 @@ def _chernoff_upper(law: VLaw, buckets: _Buckets, n: int, alpha: float) -> float
     beyond = law.survival(top) + (law.atom if law.v_max <= top else 0.0)
     if beyond > 0:
         minus = np.logaddexp(minus, math.log(beyond) + theta * (1 - alpha * top))
-    slack = math.log1p(_MASS_ERROR + mgf_log_error(ends.shape[0] + 4))
+    slack = math.log1p(MASS_ERROR + mgf_log_error(ends.shape[0] + 4))
     best = math.inf
     if law.v_max <= top:
         # A bounded V: no cut at all, Chernoff on the whole sum.
@@ -208,10 +206,10 @@ def _chernoff_upper(law: VLaw, buckets: _Buckets, n: int, alpha: float) -> float
             jumps += law.atom * g[-1]
         # Beyond the buckets, G(x) <= x + G(0).
         over = law.moment_above(top) + (g_zero - alpha) * law.survival(top)
-        jumps = half * (jumps + max(over, 0.0) * (1 + 2 * _CLOSED_FORM_ERROR))
+        jumps = half * (jumps + max(over, 0.0) * (1 + 2 * CLOSED_FORM_ERROR))
         p = half * survival
         e_p = half * (law.moment_above(cut) - alpha * survival)
-        e_p += _CLOSED_FORM_ERROR * half * (law.moment_above(cut) + alpha * survival)
+        e_p += CLOSED_FORM_ERROR * half * (law.moment_above(cut) + alpha * survival)
         value = math.exp(min(no_jump, 700.0)) + jumps + (n - 1) * p * max(e_p, 0.0)
         best = min(best, value * (1 + 8 * UNIT_ROUNDOFF * (ends.shape[0] + 8)))
     return best
@@ -231,7 +229,7 @@ def _jump_lower(law: VLaw, n: int, alpha: float, top: float) -> float:
     half = 0.5 * law.gamma
     if n == 1:
         moment, survival = law.moment_above(alpha), law.survival(alpha)
-        gain = moment - alpha * survival - 2 * _CLOSED_FORM_ERROR * (moment + alpha * survival)
+        gain = moment - alpha * survival - 2 * CLOSED_FORM_ERROR * (moment + alpha * survival)
         return max(half * gain * (1 - 4 * UNIT_ROUNDOFF), 0.0)
     truncations = np.exp(np.linspace(0.0, math.log(top), _TRUNCATIONS))
     survival_w, moment_w = _tails(law, truncations)
@@ -248,11 +246,11 @@ def _jump_lower(law: VLaw, n: int, alpha: float, top: float) -> float:
         core_mean += half * alpha * moment_n
         size = abs(1 - alpha) + half * (moment_c + alpha * survival_c)
         size += half * (survival_n + alpha * moment_n)
-        core_mean -= (_CLOSED_FORM_ERROR + 8 * UNIT_ROUNDOFF) * size
+        core_mean -= (CLOSED_FORM_ERROR + 8 * UNIT_ROUNDOFF) * size
         shift = alpha - (n - 1) * core_mean / kept  # the jump must exceed this
         survival_v, moment_v = _tails(law, np.maximum(cut, shift))
         gain = moment_v - shift * survival_v
-        gain -= 2 * _CLOSED_FORM_ERROR * (moment_v + np.abs(shift) * survival_v)
+        gain -= 2 * CLOSED_FORM_ERROR * (moment_v + np.abs(shift) * survival_v)
         weight = np.exp((n - 1) * np.log(kept))
         values = half * np.maximum(gain, 0.0) * weight * (1 - 4 * UNIT_ROUNDOFF * n)
         best = max(best, float(np.max(values)))

@@ -25,7 +25,7 @@ from pld.shuffling.blanket.continuous_sum import (
 #: 1e-20 on pieces of width <= 1/8 sigma, plus float round-off of a few dozen ulps).
 MASS_ERROR = 1e-13
 #: Relative error bound of the closed-form tail masses and moments (scipy's log_ndtr).
-_CLOSED_FORM_ERROR = 1e-12
+CLOSED_FORM_ERROR = 1e-12
 #: Relative error bound of each cell's conditional mean offset (same reasons).
 _OFFSET_ERROR = 1e-12
 
@@ -151,8 +151,8 @@ class Tails:
         e_core = (1.0 - alpha) - e_p - e_n
         size = half * (moment_plus + alpha * survival_plus + survival_minus + alpha * moment_minus)
         size += half * (moment_below + alpha * below + 2.0 / law.gamma)
-        tail_error = _CLOSED_FORM_ERROR * half * (moment_plus + alpha * survival_plus)
-        core_error = _CLOSED_FORM_ERROR * size + 8 * UNIT_ROUNDOFF * (abs(1.0 - alpha) + size)
+        tail_error = CLOSED_FORM_ERROR * half * (moment_plus + alpha * survival_plus)
+        core_error = CLOSED_FORM_ERROR * size + 8 * UNIT_ROUNDOFF * (abs(1.0 - alpha) + size)
         return cls(
             half * survival_plus,
             half * (survival_minus + below),
@@ -319,11 +319,11 @@ def one_jump_upper(
         log_g = np.min(base[np.newaxis, :] + (ends[1:, np.newaxis] - alpha) * theta, axis=1)
         g_zero = math.exp(min(float(np.min(base)), 700.0))
         g = np.minimum(np.exp(np.minimum(log_g, 700.0)), ends[1:] - alpha + g_zero)
-    bucket = np.maximum(survival[:-1] - survival[1:], 0.0) + 2 * _CLOSED_FORM_ERROR * survival[:-1]
+    bucket = np.maximum(survival[:-1] - survival[1:], 0.0) + 2 * CLOSED_FORM_ERROR * survival[:-1]
     inside = half * float(np.sum(bucket * g))
     top = ends[-1]
     beyond = half * (law.moment_above(top) + (g_zero - alpha) * law.survival(top))
-    beyond = max(beyond, 0.0) * (1 + 2 * _CLOSED_FORM_ERROR)
+    beyond = max(beyond, 0.0) * (1 + 2 * CLOSED_FORM_ERROR)
     jumps = others * tails.p * (tails.e_p + tails.tail_error)
     total = (inside + beyond + jumps) * (1 + 8 * UNIT_ROUNDOFF * (count + 4))
     return total
@@ -347,6 +347,6 @@ def one_jump_lower(law: VLaw, alpha: float, v_plus: float, n: int, tails: Tails)
     v = max(v_plus, alpha - mean)
     moment, survival = law.moment_above(v), law.survival(v)
     size = moment + (alpha - mean) * survival
-    value = 0.5 * law.gamma * (moment - (alpha - mean) * survival - 2 * _CLOSED_FORM_ERROR * size)
+    value = 0.5 * law.gamma * (moment - (alpha - mean) * survival - 2 * CLOSED_FORM_ERROR * size)
     weight = math.exp((n - 1) * math.log(core)) * (1 - 4 * UNIT_ROUNDOFF * n)
     return max(value * weight, 0.0)
