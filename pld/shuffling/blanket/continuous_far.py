@@ -72,16 +72,18 @@ def far_bracket(law: VLaw, n: int, alpha: float) -> tuple[float, float]:
 
 
 class _Buckets:
-    """Buckets ``[a_b, a_{b+1}]`` of ``V`` from 1 to ``top``: masses and the weights that
+    """Buckets ``[a_b, a_{b+1}]`` of ``V`` from 1 to ``top``: masses and the shares that
     move each bucket's mass to its two ends with its mean kept (rounded up by the
     mean's error bound, so that every convex function's bucket integral is raised)."""
 
-    def __init__(self, ends: np.ndarray, mass: np.ndarray, weight_low: np.ndarray):
+    def __init__(self, ends: np.ndarray, exact_mass: np.ndarray, weight_low: np.ndarray):
         self.ends = ends
-        self._weight_low = weight_low
-        self.mass = mass * (1 + MASS_ERROR)
-        self.log_low = np.log(np.minimum(weight_low + _MEAN_ERROR, 1.0))
-        self.log_high = np.log(np.minimum(1.0 - weight_low + _MEAN_ERROR, 1.0))
+        self.exact_mass = exact_mass
+        self.weight_low = weight_low
+        self.mass = exact_mass * (1 + MASS_ERROR)
+        self.low_share = np.minimum(weight_low + _MEAN_ERROR, 1.0)
+        self.high_share = np.minimum(1.0 - weight_low + _MEAN_ERROR, 1.0)
+        self.log_low, self.log_high = np.log(self.low_share), np.log(self.high_share)
         with np.errstate(divide="ignore"):
             self.log_mass = np.log(self.mass)
 
@@ -90,10 +92,7 @@ class _Buckets:
         count = max(1, math.ceil(math.log(top) / math.log(BUCKET_RATIO)))
         ends = np.exp(np.linspace(0.0, math.log(top), count + 1))
         ends[0], ends[-1] = 1.0, top
-        mass, above, _ = law.cells(ends[:-1], ends[1:])
-        width = np.diff(ends)
-        share_high = np.clip(above / np.where(mass > 0, mass, 1.0) / width, 0.0, 1.0)
-        return cls(ends, mass, 1.0 - share_high)
+        return cls(ends, *_cells(law, ends[:-1], ends[1:]))
 
     def split_at(self, law: VLaw, value: float) -> _Buckets:
         """The same buckets with the one holding ``value`` split there (a cut exactly at
@@ -101,21 +100,14 @@ class _Buckets:
         k = int(np.searchsorted(self.ends, value))
         if k == 0 or k == self.ends.shape[0] or self.ends[k] == value:
             return self
-        low, high = np.array([self.ends[k - 1], value]), np.array([value, self.ends[k]])
-        mass, above, _ = law.cells(low, high)
-        share_high = np.clip(above / np.where(mass > 0, mass, 1.0) / (high - low), 0.0, 1.0)
-        ends = np.insert(self.ends, k, value)
-        exact = np.concatenate(
-            (self.mass[: k - 1] / (1 + MASS_ERROR), mass, self.mass[k:] / (1 + MASS_ERROR))
+        mass, weight_low = _cells(
+            law, np.array([self.ends[k - 1], value]), np.array([value, self.ends[k]])
         )
-        weight_low = np.concatenate(
-            (self._weight_low[: k - 1], 1.0 - share_high, self._weight_low[k:])
+        return _Buckets(
+            np.insert(self.ends, k, value),
+            np.concatenate((self.exact_mass[: k - 1], mass, self.exact_mass[k:])),
+            np.concatenate((self.weight_low[: k - 1], weight_low, self.weight_low[k:])),
         )
-        return _Buckets(ends, exact, weight_low)
-
-    def shares(self, first: int) -> tuple[np.ndarray, np.ndarray]:
-        """The (rounded-up) shares of the buckets' mass at their lower and upper ends."""
-        return np.exp(self.log_low[first:]), np.exp(self.log_high[first:])
 
     def log_chords(self, exponent_low: np.ndarray, exponent_high: np.ndarray) -> np.ndarray:
         """``log E[e^{f(V)}; bucket]`` upper bounds for convex ``f`` with the given end values
@@ -124,6 +116,14 @@ class _Buckets:
             return self.log_mass + np.logaddexp(
                 self.log_low + exponent_low, self.log_high + exponent_high
             )
+
+
+def _cells(law: VLaw, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masses of the buckets ``[low, high]`` and the share of each at its lower end that
+    keeps its mean."""
+    mass, above, _ = law.cells(low, high)
+    share_high = np.clip(above / np.where(mass > 0, mass, 1.0) / (high - low), 0.0, 1.0)
+    return mass, 1.0 - share_high
 
 
 @lru_cache(maxsize=8)
@@ -145,7 +145,7 @@ def _chernoff_upper(law: VLaw, buckets: _Buckets, n: int, alpha: float) -> float
     top = float(ends[-1])
     scale = top + n * alpha * (2.0 / law.gamma)
     theta = np.exp(np.linspace(math.log(1e-2 / scale), math.log(1e6 / alpha), _EXPONENTS))
-    log_theta = np.log(theta)[:, np.newaxis]
+    log_theta = np.log(theta)
     column = theta[:, np.newaxis]
     # Branch "+" below each cut (prefix sums over buckets), branch "-" in full.
     plus = buckets.log_chords(column * (ends[:-1] - alpha), column * (ends[1:] - alpha))
@@ -157,19 +157,25 @@ def _chernoff_upper(law: VLaw, buckets: _Buckets, n: int, alpha: float) -> float
     if beyond > 0:
         minus = np.logaddexp(minus, math.log(beyond) + theta * (1 - alpha * top))
     slack = math.log1p(MASS_ERROR + mgf_log_error(ends.shape[0] + 4))
+    rounding = 1 + 8 * UNIT_ROUNDOFF * (ends.shape[0] + 8)
+    # B = 0 and the branch "-" are in every MGF; the branch "+" as far as it is kept.
+    common = [np.full(theta.shape, math.log1p(-law.gamma)), math.log(half) + minus]
+
+    def log_mgf(*kept: np.ndarray) -> np.ndarray:
+        return log_sum_exp(np.stack([*common, *kept]), axis=0) + slack
+
+    def log_chernoff(count: int, log_m: np.ndarray) -> np.ndarray:
+        """``log(e^{count log M - 1} / theta)`` on the exponents."""
+        return count * log_m - 1.0 - log_theta
+
     best = math.inf
     if law.v_max <= top:
         # A bounded V: no cut at all, Chernoff on the whole sum.
-        whole = [
-            np.full(theta.shape, math.log1p(-law.gamma)),
-            math.log(half) + minus,
-            math.log(half) + log_sum_exp(plus, axis=1),
-        ]
+        whole = [math.log(half) + log_sum_exp(plus, axis=1)]
         if law.atom > 0:
             whole.append(math.log(half * law.atom) + theta * (law.v_max - alpha))
-        log_mgf = log_sum_exp(np.stack(whole), axis=0) + slack
-        no_cut = float(np.min(n * log_mgf - 1.0 - log_theta[:, 0])) - math.log(n)
-        best = math.exp(min(no_cut, 700.0)) * (1 + 8 * UNIT_ROUNDOFF * (ends.shape[0] + 8))
+        no_cut = float(np.min(log_chernoff(n, log_mgf(*whole)))) - math.log(n)
+        best = math.exp(min(no_cut, 700.0)) * rounding
     # Cuts below the top end, so that P(V > cut) holds every atom the buckets leave out.
     first, last = int(np.searchsorted(ends, alpha)), ends.shape[0] - 2
     if first > last:
@@ -184,24 +190,22 @@ def _chernoff_upper(law: VLaw, buckets: _Buckets, n: int, alpha: float) -> float
     for index, k in enumerate(cuts):
         cut = float(ends[k])
         survival = law.survival(cut)
-        parts = [np.full(theta.shape, math.log1p(-law.gamma)), math.log(half) + minus]
-        if k > 0:
-            parts.append(math.log(half) + below_cut[index])
+        kept = [math.log(half) + below_cut[index]] if k > 0 else []
         if survival > 0:
-            parts.append(np.full(theta.shape, math.log(half * survival)))
-        log_mgf = log_sum_exp(np.stack(parts), axis=0) + slack
+            kept.append(np.full(theta.shape, math.log(half * survival)))
+        log_m = log_mgf(*kept)
         # At the cut e^eps no value left in S'' is positive: (S'')_+ = 0.
-        no_jump = -math.inf if cut <= alpha else float(np.min(n * log_mgf - 1.0 - log_theta[:, 0]))
+        no_jump = -math.inf if cut <= alpha else float(np.min(log_chernoff(n, log_m)))
         no_jump -= math.log(n)
-        base = (n - 1) * log_mgf - 1.0 - log_theta[:, 0]
+        base = log_chernoff(n - 1, log_m)
         g_zero = math.exp(min(float(np.min(base)), 700.0))
         tail = ends[k:] - alpha
         with np.errstate(over="ignore"):
             log_g = np.min(base[:, np.newaxis] + column * tail, axis=0)
             g = np.minimum(np.exp(np.minimum(log_g, 700.0)), tail + g_zero)
         # E[G(V - alpha); bucket] <= the chord of G at the bucket's ends.
-        low_share, high_share = buckets.shares(k)
-        jumps = float(np.sum(buckets.mass[k:] * (low_share * g[:-1] + high_share * g[1:])))
+        shares = buckets.low_share[k:] * g[:-1] + buckets.high_share[k:] * g[1:]
+        jumps = float(np.sum(buckets.mass[k:] * shares))
         if law.atom > 0 and law.v_max <= top:
             jumps += law.atom * g[-1]
         # Beyond the buckets, G(x) <= x + G(0).
@@ -211,7 +215,7 @@ def _chernoff_upper(law: VLaw, buckets: _Buckets, n: int, alpha: float) -> float
         e_p = half * (law.moment_above(cut) - alpha * survival)
         e_p += CLOSED_FORM_ERROR * half * (law.moment_above(cut) + alpha * survival)
         value = math.exp(min(no_jump, 700.0)) + jumps + (n - 1) * p * max(e_p, 0.0)
-        best = min(best, value * (1 + 8 * UNIT_ROUNDOFF * (ends.shape[0] + 8)))
+        best = min(best, value * rounding)
     return best
 
 
