@@ -371,3 +371,37 @@ def test_from_symmetric_pair_keeps_one_direction_as_a_checked_symmetric_pair():
     np.testing.assert_allclose(
         claimed.delta_bounds(eps, rel_accuracy=1), checked.delta_bounds(eps, rel_accuracy=1)
     )
+
+
+@pytest.mark.parametrize("width", [0.3, 0.0])
+def test_refinement_stops_at_once_where_the_analysis_sets_the_width(width):
+    # Upper and lower sides of two different Gaussians: a gap no grid closes. With the
+    # analysis width recorded above the target, the first rebuild that makes no progress
+    # ends the refinement and the warning names the analysis; without it, the warning
+    # blames an error floor (here after one rebuild too: it refined by 64, conclusive).
+    calls = []
+
+    @pld.distribution.refinable
+    def mechanism(*, loss_grid_step: float | None = None) -> pld.PLD:
+        calls.append(loss_grid_step)
+        step = loss_grid_step or 0.01
+        return pld.distribution.from_bounds(
+            upper=pld.gaussian(1.0, loss_grid_step=step),
+            lower=pld.gaussian(1.2, loss_grid_step=step),
+            analysis_width=width,
+        )
+
+    loss = mechanism()
+    assert loss._analysis_width == width
+    assert loss.self_compose(3)._analysis_width == width
+    match = "analysis' own one-round bracket" if width else "no longer narrows"
+    with pytest.warns(AccuracyWarning, match=match):
+        lower, upper = loss.delta_bounds(0.5, rel_accuracy=1e-3)
+    assert len(calls) == 2
+    assert lower < pld.gaussian(1.0).delta_bounds(0.5)[1] <= upper * (1 + 1e-9)
+
+
+def test_analysis_width_outside_zero_one_is_refused():
+    one = pld.gaussian(1.0, loss_grid_step=0.01)
+    with pytest.raises(ValueError, match="analysis_width"):
+        pld.distribution.from_bounds(upper=one, lower=one, analysis_width=1.5)
