@@ -106,3 +106,15 @@ def test_a_cut_grid_bounds_both_directions_at_every_eps():
     exact = _gaussian_delta(0.25 / math.sqrt(10), np.array([40.0, 60.0]))
     lower, upper = composed.delta_bounds(np.array([40.0, 60.0]), rel_accuracy=1.0)
     assert np.all(lower <= exact * (1 + 1e-9)) and np.all(exact <= upper)
+
+
+def test_the_lattice_free_bracket_never_stops_the_lattice_from_reaching_further():
+    # sigma = 1, n = 100 at delta ~ 1e-12: the lattice's first reach is wide, the
+    # lattice-free bracket lies inside it, and a longer reach then narrows the bracket
+    # to 8e-5 relative (stopping at the lattice-free bracket left [4.6e-12, 1.0e-11],
+    # and eps(1e-12) of pld.shuffle at [2.598, 2.816] instead of [2.772, 2.774]).
+    law = pld.randomizers.gaussian(1.0).blanket_law()
+    step = continuous.default_grid_step(law) * continuous.STEPS_PER_STD
+    step /= continuous.SHUFFLE_STEPS_PER_STD
+    lower, upper = continuous_profile_bounds(law, 100, np.array([2.5, 3.0]), grid_step=step)
+    assert np.all(upper - lower <= 1e-3 * upper)

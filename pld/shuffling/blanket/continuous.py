@@ -272,11 +272,8 @@ def continuous_profile_bounds(
             wanted = max(remainder_share * reach_lower, _REMAINDER_FLOOR)
             if far is None and upper[i] > (1 + _WIDE) * lower[i]:
                 # Small noise, large eps: the lattice may not reach the reports that
-                # decide; the lattice-free bracket, and no further reach where it is
-                # better on both sides.
+                # decide; the lattice-free bracket too (a longer reach may still beat it).
                 far = far_bracket(law, n, alpha)
-                if far[0] >= lower[i] and far[1] <= upper[i]:
-                    break
             if failed and local < _COARSENING * step:  # transform too long: coarser
                 local *= 2
             elif remainder > wanted and t < _COARSENING * largest:  # reach further
