@@ -90,7 +90,8 @@ class _Interval(Randomizer):
         return high
 
     def _upper_value(self, n: int, analysis: str):
-        """eps -> the analysis' full upper one-round value (1 where refused)."""
+        """eps -> the analysis' full upper one-round value by the lattice alone (1 where
+        refused): where the eps grid ends."""
         from pld.engine import BudgetError
         from pld.shuffling.blanket import continuous_profile_bounds
 
@@ -98,7 +99,10 @@ class _Interval(Randomizer):
 
         def value(eps_value: float) -> float:
             try:
-                return float(continuous_profile_bounds(law, n, np.array([eps_value]))[1][0])
+                bounds = continuous_profile_bounds(
+                    law, n, np.array([eps_value]), lattice_free=False
+                )
+                return float(bounds[1][0])
             except BudgetError:
                 return 1.0
 
@@ -255,7 +259,8 @@ class GaussianRandomizer(_Interval):
         return _first_at_floor(self._upper_value(n, analysis), eps)
 
     def _upper_value(self, n: int, analysis: str):
-        """``"best"``: eps -> the upper value of the minimum with the local mechanism."""
+        """``"best"``: eps -> the upper value of the minimum with the local mechanism (the
+        blanket's by the lattice alone: where the eps grid ends)."""
         if analysis != "best":
             return super()._upper_value(n, analysis)
         from pld.shuffling.blanket import (
@@ -275,6 +280,7 @@ class GaussianRandomizer(_Interval):
                 local,
                 floor=CONTINUOUS_FLOOR,
                 steps_per_std=SHUFFLE_STEPS_PER_STD,
+                lattice_free=False,
             )
             return float(bounds[1][0])
 

@@ -158,6 +158,7 @@ def continuous_profile_bounds(
     chernoff_only: bool = False,
     hint: float | None = None,
     remainder_share: float = REMAINDER_SHARE,
+    lattice_free: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rigorous (lower, upper) of the one-round blanket delta(eps) of a shuffled randomizer.
 
@@ -187,7 +188,7 @@ def continuous_profile_bounds(
         the bracket's width shrinks like its square.
     chernoff_only : bool
         Only a quick upper value (a Chernoff bound on the core instead of the lattice
-        sum; lower values 0): for choosing grids.
+        sum, no lattice-free bracket; lower values 0): for choosing grids.
     hint : float, optional
         A value near which delta is expected (a neighbouring eps's lower value): the
         first reach then aims at ``remainder_share`` of it, so that one pass usually
@@ -196,6 +197,10 @@ def continuous_profile_bounds(
         The tail remainder is kept below this share of the lower value, in (0, 1]
         (default ``REMAINDER_SHARE``; ``pld.shuffle`` lowers it with the loss grid, so
         that it follows a query's ``rel_accuracy`` through refinement).
+    lattice_free : bool
+        Also the lattice-free bracket (docs/blanket-continuous.md §4e) where the
+        lattice's is wide (default); False: the lattice alone (how ``pld.shuffle``
+        places its eps grid's end, as before that bracket existed).
 
     Returns
     -------
@@ -227,14 +232,16 @@ def continuous_profile_bounds(
             f"grid_step = {step:g} is too small: a term's core needs about "
             f"{2 * smallest / step:.3g} lattice cells (limit {MAX_CELLS}); increase grid_step"
         )
+    use_far = lattice_free and not chernoff_only
     for i, alpha in enumerate(np.exp(eps)):
         alpha = float(alpha)
         if alpha >= law.v_max:  # the Laplace's Z <= 0
             continue
         if alpha / step > _LARGEST_INDEX:
-            lower[i], upper[i] = far_bracket(law, n, alpha)
-            if math.isfinite(upper[i]):
-                continue
+            if use_far:
+                lower[i], upper[i] = far_bracket(law, n, alpha)
+                if math.isfinite(upper[i]):
+                    continue
             raise BudgetError(
                 f"eps = {float(eps[i]):g} is too large for the lattice of step {step:g}: its "
                 f"grid indices reach about {alpha / step:.3g} (limit {_LARGEST_INDEX:.3g})"
@@ -254,7 +261,7 @@ def continuous_profile_bounds(
                 first_target = min(first_target, wanted)
             t = _cut_for(law, n, alpha, smallest, largest, first_target)
         far = None
-        if (n - 1) * (alpha - 1) > _COARSENING * largest:
+        if use_far and (n - 1) * (alpha - 1) > _COARSENING * largest:
             # The others' drift is beyond the lattice's longest reach: the lattice-free
             # bracket first, and no lattice where it is already close.
             far = far_bracket(law, n, alpha)
@@ -270,7 +277,7 @@ def continuous_profile_bounds(
             lower[i], upper[i] = max(lower[i], low), min(upper[i], high)
             reach_lower = max(reach_lower, weighed)
             wanted = max(remainder_share * reach_lower, _REMAINDER_FLOOR)
-            if far is None and upper[i] > (1 + _WIDE) * lower[i]:
+            if far is None and use_far and upper[i] > (1 + _WIDE) * lower[i]:
                 # Small noise, large eps: the lattice may not reach the reports that
                 # decide; the lattice-free bracket too (a longer reach may still beat it).
                 far = far_bracket(law, n, alpha)
@@ -360,6 +367,7 @@ def best_profile_bounds(
     floor: float = 0.0,
     chernoff_only: bool = False,
     steps_per_std: float = STEPS_PER_STD,
+    lattice_free: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of ``min(blanket profile, local mechanism's profile)``, never refused.
 
@@ -392,6 +400,8 @@ def best_profile_bounds(
     steps_per_std : float
         Lattice steps per standard deviation of ``V``'s bulk (:func:`default_grid_step`
         has ``STEPS_PER_STD``), > 0.
+    lattice_free : bool
+        As in :func:`continuous_profile_bounds`.
 
     Returns
     -------
@@ -406,6 +416,7 @@ def best_profile_bounds(
         floor=floor,
         chernoff_only=chernoff_only,
         steps_per_std=steps_per_std,
+        lattice_free=lattice_free,
     )
     eps = _check_eps(eps)
     lower = np.minimum.reduce([low for low, _ in components])
@@ -432,6 +443,7 @@ def best_profile_components(
     chernoff_only: bool = False,
     steps_per_std: float = STEPS_PER_STD,
     remainder_share: float = REMAINDER_SHARE,
+    lattice_free: bool = True,
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
     """The (lower, upper) brackets of the profiles whose minimum :func:`best_profile_bounds` is.
 
@@ -450,7 +462,7 @@ def best_profile_components(
     ----------
     law, n, eps, local, floor, chernoff_only, steps_per_std
         As in :func:`best_profile_bounds`.
-    remainder_share : float
+    remainder_share, lattice_free
         As in :func:`continuous_profile_bounds`.
 
     Returns
@@ -482,6 +494,7 @@ def best_profile_components(
                         chernoff_only=chernoff_only,
                         hint=hint,
                         remainder_share=remainder_share,
+                        lattice_free=lattice_free,
                     )
                     lower[i], upper[i] = low[0], high[0]
                     if lower[i] > 0:
