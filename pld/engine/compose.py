@@ -191,27 +191,9 @@ def _hot_bins(
     return np.sort(hot[order[cold:]]), magnitude_square
 
 
-def _fold(pmf: LossPmf, length: int) -> np.ndarray:
-    """The pmf's masses placed at grid positions modulo ``length``: the first
-    ``length`` copied, the rest added a row at a time (see :func:`_fold_rows`)."""
-    masses = pmf.masses
-    size = masses.shape[0]
-    folded = np.zeros(length)
-    start = pmf.offset % length
-    for first in range(0, size, length):
-        row = masses[first : first + length]
-        head = min(row.shape[0], length - start)
-        if first:
-            folded[start : start + head] += row[:head]
-            folded[: row.shape[0] - head] += row[head:]
-        else:
-            folded[start : start + head] = row[:head]
-            folded[: row.shape[0] - head] = row[head:]
-    return folded
-
-
 def _fold_rows(pmf: LossPmf, length: int) -> int:
-    """Most masses :func:`_fold` adds into one entry: a sum of ``w`` of them errs by
+    """Most masses :func:`pld.engine.fft.rfft_placed` adds into one entry when it folds
+    the pmf onto ``length`` positions: a sum of ``w`` of them errs by
     at most ``(w - 1) u`` of their sum, so the folded vector is within ``(w - 1) u``
     of the pmf's 1-norm of the exact one (and so is every bin of its transform)."""
     return -(-pmf.masses.shape[0] // length)
@@ -220,9 +202,7 @@ def _fold_rows(pmf: LossPmf, length: int) -> int:
 def _spectrum(pmf: LossPmf, length: int) -> np.ndarray:
     """The pmf's double-precision spectrum at ``length`` (valid until the next
     transform of that length)."""
-    if pmf.masses.shape[0] <= length:
-        return fft.rfft_placed(pmf.masses, pmf.offset % length, length)
-    return fft.rfft(_fold(pmf, length))
+    return fft.rfft_placed(pmf.masses, pmf.offset % length, length)
 
 
 def _unfold(circular: np.ndarray, low: int, width: int) -> np.ndarray:

@@ -121,22 +121,29 @@ def rfft(values: np.ndarray) -> np.ndarray:
 
 def rfft_placed(masses: np.ndarray, start: int, length: int) -> np.ndarray:
     """:func:`rfft` of ``masses`` placed at positions ``start, start + 1, ...``
-    modulo ``length`` (``len(masses) <= length``, ``0 <= start < length``).
+    modulo ``length`` (``0 <= start < length``); masses beyond the first ``length``
+    are added onto the placed ones a row of ``length`` at a time, in order.
 
     The result may be the plan's own output array: it is valid until the next
     transform of this length.
     """
-    size = masses.shape[0]
-    head = min(size, length - start)
     if backend() == "scipy":
         values = np.zeros(length)
     else:
         forward, _ = _fftw_plans(length)
         values = forward.input_array
+    size = masses.shape[0]
+    head = min(size, length - start)
+    if backend() != "scipy":
         values[:start] = 0.0
         values[start + head :] = 0.0
     values[start : start + head] = masses[:head]
-    values[: size - head] = masses[head:]
+    values[: min(size, length) - head] = masses[head:length]
+    for first in range(length, size, length):
+        row = masses[first : first + length]
+        tail = min(row.shape[0], length - start)
+        values[start : start + tail] += row[:tail]
+        values[: row.shape[0] - tail] += row[tail:]
     if backend() == "scipy":
         return scipy.fft.rfft(values)
     forward.execute()
@@ -156,13 +163,22 @@ def rfft_extended(values: np.ndarray) -> np.ndarray:
     return plan.output_array.copy()
 
 
+def extended_columns_input(rows: int, columns: int) -> np.ndarray:
+    """A ``(rows, columns)`` long-double array for :func:`rfft_extended_columns`: the
+    plan's own input array (filled in place, it is not copied), or a new one."""
+    if backend() == "scipy":
+        return np.empty((rows, columns), dtype=np.longdouble)
+    return _fftw_extended_plan(rows, columns).input_array
+
+
 def rfft_extended_columns(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` of :func:`rfft_extended` of each column of a 2-d array (the
     transforms run down axis 0, one per column)."""
     if backend() == "scipy":
         return scipy.fft.rfft(values.astype(np.longdouble), axis=0)[rows]
     plan = _fftw_extended_plan(*values.shape)
-    plan.input_array[:] = values
+    if values is not plan.input_array:
+        plan.input_array[:] = values
     plan.execute()
     return plan.output_array[rows]
 

@@ -134,12 +134,16 @@ def _pairwise_rows(values: np.ndarray) -> np.ndarray:
 
 
 def _halving_sums(values: np.ndarray) -> np.ndarray:
-    """Row sums of a ``(K, 2^d)`` array by a balanced tree, in place (first half
-    plus second half, ``d`` times): relative error at most ``d`` units."""
+    """Row sums of a ``(K, w)`` array by a balanced tree, in place: the columns beyond
+    the largest power of two ``p <= w`` added onto the first ones, then first half
+    plus second half ``log2 p`` times: relative error at most ``ceil(log2 w)`` units."""
     width = values.shape[1]
-    while width > 1:
-        width //= 2
-        values[:, :width] += values[:, width : 2 * width]
+    power = 1 << (width.bit_length() - 1)
+    if power < width:
+        values[:, : width - power] += values[:, power:width]
+    while power > 1:
+        power //= 2
+        values[:, :power] += values[:, power : 2 * power]
     return values[:, 0].copy()
 
 
@@ -346,8 +350,12 @@ def _sliced_spectra(
     return results
 
 
-def _fold_extended(pmf: LossPmf, length: int) -> tuple[np.ndarray, int]:
-    """:func:`_fold` in extended precision, and the most masses summed into one entry.
+def _fold_extended(
+    pmf: LossPmf, length: int, out: np.ndarray | None = None
+) -> tuple[np.ndarray, int]:
+    """The pmf's masses placed at grid positions modulo ``length`` in extended
+    precision (into ``out``, a long-double array of that length, if given), and the
+    most masses summed into one entry.
 
     A sum of ``w`` masses errs by at most ``(w - 1) u_ext`` relatively (none when
     the support fits in the length).
@@ -355,8 +363,10 @@ def _fold_extended(pmf: LossPmf, length: int) -> tuple[np.ndarray, int]:
     masses = pmf.masses
     size = masses.shape[0]
     start = pmf.offset % length
-    folded = np.zeros(length, dtype=np.longdouble)
+    folded = np.empty(length, dtype=np.longdouble) if out is None else out
     head = min(size, length - start)
+    folded[:start] = 0.0
+    folded[start + head :] = 0.0
     folded[start : start + head] = masses[:head]
     folded[: min(size, length) - head] = masses[head:length]
     if size <= length:
@@ -394,18 +404,15 @@ def _pruned_spectrum(
     ``L`` per bin, against ``N log2 N`` for the whole extended FFT.
     """
     columns = length // rows
-    folded, wraps = _fold_extended(pmf, length)
+    grid = fft.extended_columns_input(rows, columns)
+    _, wraps = _fold_extended(pmf, length, grid.reshape(length))
     residue = bins % rows
     mirrored = residue > rows // 2
-    selected = fft.rfft_extended_columns(
-        folded.reshape(rows, columns), np.where(mirrored, rows - residue, residue)
-    )
+    selected = fft.rfft_extended_columns(grid, np.where(mirrored, rows - residue, residue))
     if mirrored.any():
         selected[mirrored] = np.conj(selected[mirrored])
     twiddles = _column_twiddles(length, columns, bins.astype(np.int64).tobytes())
-    terms = np.zeros((bins.shape[0], 1 << (columns - 1).bit_length()), dtype=np.clongdouble)
-    np.multiply(selected, twiddles, out=terms[:, :columns])
-    result = _halving_sums(terms)
+    result = _halving_sums(np.multiply(selected, twiddles))
     units = _pruned_units(rows, columns) + wraps - 1
     return result, units * fft.EXTENDED_UNIT_ROUNDOFF * mass_bound(pmf)
 
@@ -419,9 +426,11 @@ def _pruned_units(rows: np.ndarray | int, columns: np.ndarray | int) -> np.ndarr
     )
 
 
-def _pruned_candidate(length: int, count: int, cap: float) -> list:
+@functools.lru_cache(maxsize=16)
+def _pruned_candidate(length: int, count: int, cap: float) -> tuple:
     """The output-pruned sum at the column length of least measured cost whose bound
-    is at most ``cap`` units, as (cost, units, method), if there is one."""
+    is at most ``cap`` units, as (cost, units, method), if there is one (kept for the
+    next pmfs of the same length and number of bins)."""
     divisors = np.arange(2, math.isqrt(length) + 1)
     divisors = divisors[length % divisors == 0]
     rows = np.concatenate((divisors, length // divisors))
@@ -436,8 +445,8 @@ def _pruned_candidate(length: int, count: int, cap: float) -> list:
         costs = _COLUMNS_COST * length * np.log2(rows) + _OUTER_COST * count * (length // rows)
         best = int(np.argmin(costs))
         chosen = int(rows[best])
-        return [(float(costs[best]), float(units[best]), ("pruned", chosen))]
-    return []
+        return ((float(costs[best]), float(units[best]), ("pruned", chosen)),)
+    return ()
 
 
 def extended_spectrum(
@@ -466,7 +475,7 @@ def extended_spectra(
     count = bins.shape[0]
     key = bins.astype(np.int64).tobytes()
     cap = FFT_ERROR_PER_LEVEL * math.log2(length)
-    pruned: list = []
+    pruned: tuple = ()
     searched = False
     chosen = []
     for pmf in pmfs:

@@ -43,8 +43,11 @@ from pld.engine.point_queries import NUDGE_GROWTH as _NUDGE_GROWTH
 from pld.numerics import UNIT_ROUNDOFF
 
 #: Suffix sums are computed for the top this many points first (rounded up to
-#: whole blocks), then for four times as many at a time (:meth:`LossPmf._suffix_from`).
+#: whole blocks), then each further segment reaches ``_SUFFIX_GROWTH`` times as far
+#: from the top (:meth:`LossPmf._suffix_from`): a query computes at most about
+#: that many times the sums it needs.
 _SUFFIX_FIRST = 4096
+_SUFFIX_GROWTH = 2
 #: Points per block of the suffix sums (:func:`pld.engine.kernels.suffix_sums`),
 #: and the largest loss span of a block in nats (keeps exp(+-span) normal).
 _SUFFIX_BLOCK = 1024
@@ -190,7 +193,7 @@ class LossPmf:
         whole grid there, bit for bit (:attr:`_suffix_starts` keeps one kernel
         path), with the same error bound (docs/error-bounds.md §5). They
         are computed as far down as queries need them: the top ``_SUFFIX_FIRST``
-        points (rounded up to blocks), then four times as many each time; each
+        points (rounded up to blocks), then ``_SUFFIX_GROWTH`` times as many each time; each
         point keeps the value of the first such segment that covers it, so the
         values depend on the pmf alone, not on the order of the queries.
         """
@@ -229,7 +232,7 @@ class LossPmf:
         # Small grids are summed whole: splitting them saves less than a call costs.
         starts = [max(0, size - length) if size > 3 * _SUFFIX_FIRST else 0]
         while starts[-1] > 0:
-            length *= 4
+            length *= _SUFFIX_GROWTH
             starts.append(max(0, size - length))
         return tuple(starts)
 

@@ -619,3 +619,19 @@ def test_epsilon_of_one_delta_is_its_value_in_an_array(bound, infinity):
     alone = np.array([pmf.epsilon(float(target)) for target in targets])
     np.testing.assert_array_equal(alone, together)
     assert np.count_nonzero(np.isfinite(together) & (together > 0)) > 100
+
+
+def test_placed_transform_folds_a_long_pmf():
+    """``rfft_placed`` of masses longer than the length adds the rest a row at a time
+    onto the placed ones: the transform of the folded vector (np.add.at), within
+    the FFT's bound (8 u log2 N of the 1-norm plus the fold's (w - 1) u)."""
+    rng = np.random.default_rng(12)
+    masses = rng.random(2350)
+    for length, start in ((1000, 0), (1000, 937), (960, 500)):
+        folded = np.zeros(length)
+        np.add.at(folded, (start + np.arange(masses.size)) % length, masses)
+        expected = np.fft.rfft(folded)
+        placed = fft.rfft_placed(masses, start, length).copy()
+        rows = -(-(start + masses.size) // length)
+        bound = (8 * math.log2(length) + rows) * 2.0**-53 * masses.sum()
+        assert np.max(np.abs(placed - expected)) <= 2 * bound
