@@ -15,6 +15,7 @@ _EXPORTS = {
     "gaussian": "pld.central.gaussian_mechanism",
     "gaussian_delta": "pld.central.gaussian_mechanism",
     "log_normal_interval_mass": "pld.central.gaussian_mechanism",
+    "log_normal_cell_masses": "pld.central.gaussian_mechanism",
     "WORK_PER_CELL": "pld.central.gaussian_mechanism",
     "laplace": "pld.central.laplace_mechanism",
     "laplace_delta": "pld.central.laplace_mechanism",

@@ -46,6 +46,28 @@ def log_normal_interval_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray
     return np.where(log_big == -np.inf, -np.inf, result)
 
 
+def log_normal_cell_masses(edges: np.ndarray) -> np.ndarray:
+    """``log(Phi(e_(i+1)) - Phi(e_i))`` for non-decreasing standard-normal bounds ``e``.
+
+    The floats of ``log_normal_interval_mass(edges[:-1], edges[1:])`` (each cell's
+    terms are the same normal log-CDFs of the same bounds), with one log-CDF per
+    edge instead of four per cell: the cells below 0 take ``log Phi(e)`` of their
+    edges, those above ``log Phi(-e)``. Unsorted edges take the general route.
+    """
+    edges = np.asarray(edges, dtype=np.float64)
+    if edges.shape[0] < 2 or not np.all(edges[1:] >= edges[:-1]):
+        return log_normal_interval_mass(edges[:-1], edges[1:])
+    # Cells whose lower bound is above 0 (a suffix of them) use the upper tail.
+    split = int(np.searchsorted(edges[:-1], 0.0, side="right"))
+    below = log_ndtr(edges[: split + 1])
+    above = log_ndtr(-edges[split:])
+    log_big = np.concatenate((below[1:], above[:-1]))
+    log_small = np.concatenate((below[:-1], above[1:]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = log_big + np.log1p(-np.exp(log_small - log_big))
+    return np.where(log_big == -np.inf, -np.inf, result)
+
+
 def gaussian_delta(eps: float | np.ndarray, sigma: float, sensitivity: float = 1.0) -> np.ndarray:
     """Exact delta(eps) of the Gaussian mechanism (Balle and Wang 2018, Thm 8).
 
@@ -101,8 +123,8 @@ def gaussian(
     first = math.floor((mu - reach * spread) / step)
     last = math.floor((mu + reach * spread) / step)
     edges = np.arange(first, last + 2) * step
-    log_p = log_normal_interval_mass((edges[:-1] - mu) / spread, (edges[1:] - mu) / spread)
-    log_q = log_normal_interval_mass((edges[:-1] + mu) / spread, (edges[1:] + mu) / spread)
+    log_p = log_normal_cell_masses((edges - mu) / spread)
+    log_q = log_normal_cell_masses((edges + mu) / spread)
     outside_p = math.exp(log_ndtr(-(edges[-1] - mu) / spread)) + math.exp(
         log_ndtr((edges[0] - mu) / spread)
     )

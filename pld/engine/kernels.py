@@ -358,12 +358,22 @@ def _suffix_sums_numpy(
     if size == 0:
         return mass_tail, weighted_tail
     # Reversed, the blocks start at index 0 (the top block first) and each sums forwards.
+    # (Contiguous reversed power tables and sums formed in place: the same operations
+    # on the same floats, without strided operands or fresh temporaries.)
     count = -(-size // block)
     padded = np.zeros(count * block)
     padded[:size] = masses[::-1]
     rows = padded.reshape(count, block)
+    down_reversed = np.ascontiguousarray(down[block - 1 :: -1])
+    up_reversed = np.ascontiguousarray(up[block - 1 :: -1])
     local_mass = np.cumsum(rows, axis=1)
-    local_weighted = np.cumsum(rows * down[block - 1 :: -1], axis=1)
+    local_weighted = np.multiply(rows, down_reversed)
+    np.cumsum(local_weighted, axis=1, out=local_weighted)
+    # The partial bottom block counts its powers from its own first point.
+    width = size - (count - 1) * block
+    tail_weighted = None
+    if width < block:
+        tail_weighted = np.cumsum(rows[-1, :width] * down[width - 1 :: -1])
     # Carried into block b: the sums of the full blocks above it, at their first
     # (lowest-loss) points; carry_mass[b] = carry_mass[b - 1] + start (a cumsum).
     carry_mass = np.zeros(count)
@@ -373,12 +383,12 @@ def _suffix_sums_numpy(
     for b, start in enumerate(local_weighted[:-1, -1].tolist(), start=1):
         carry_weighted[b] = start + carry_weighted[b - 1] * decay
     carried = np.array(carry_weighted)[:, np.newaxis]
-    mass_rows = local_mass + carry_mass[:, np.newaxis]
-    weighted_rows = local_weighted * up[block - 1 :: -1] + carried * down[1:]
-    # The partial bottom block counts its powers from its own first point.
-    width = size - (count - 1) * block
-    if width < block:
-        tail_weighted = np.cumsum(rows[-1, :width] * down[width - 1 :: -1])
+    mass_rows = local_mass
+    mass_rows += carry_mass[:, np.newaxis]
+    weighted_rows = local_weighted
+    weighted_rows *= up_reversed
+    weighted_rows += np.multiply(carried, down[1:], out=rows)
+    if tail_weighted is not None:
         weighted_rows[-1, :width] = (
             tail_weighted * up[width - 1 :: -1] + carried[-1, 0] * down[1 : width + 1]
         )

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from pld import validation
-from pld.central import WORK_PER_CELL, gaussian, log_normal_interval_mass
+from pld.central import WORK_PER_CELL, gaussian, log_normal_cell_masses
 from pld.distribution import PLD, TailMoments, from_pmfs, refinable
 from pld.engine import DEFAULT_LOSS_GRID_STEP, check_grid_points, choose_loss_grid_step
 
@@ -134,9 +134,9 @@ def _cells(sigma: float, rate: float, step: float):
     last = math.floor(top_loss / step)
     edges = _output_at_loss(np.arange(first, last + 2) * step, sigma, rate)
     edges[-1] = top_output
-    lower, upper = edges[:-1] / sigma, edges[1:] / sigma
-    log_q = log_normal_interval_mass(lower, upper)
-    shifted = log_normal_interval_mass(lower - 1 / sigma, upper - 1 / sigma)
+    bounds = edges / sigma
+    log_q = log_normal_cell_masses(bounds)
+    shifted = log_normal_cell_masses(bounds - 1 / sigma)
     log_p = np.logaddexp(math.log1p(-rate) + log_q, math.log(rate) + shifted)
     tail_q = math.exp(log_ndtr(-top_output / sigma))
     tail_p = (1 - rate) * tail_q + rate * math.exp(log_ndtr(-(top_output - 1) / sigma))

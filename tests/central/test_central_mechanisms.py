@@ -164,3 +164,27 @@ def test_generic_dp_composition_matches_enumeration() -> None:
 def test_bad_input_names_the_parameter(build, kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name.replace("/", ".")):
         build(**kwargs)
+
+
+def test_cell_masses_are_the_interval_masses_bit_for_bit():
+    """One normal log-CDF per edge gives the floats of four per cell, on both tails,
+    across 0, with infinite and repeated edges; unsorted edges take the general route;
+    and the cells' masses add up to the mass between the end edges."""
+    from pld.central import log_normal_cell_masses, log_normal_interval_mass
+
+    rng = np.random.default_rng(21)
+    cases = [
+        np.sort(rng.normal(0.0, 3.0, 500)),
+        np.linspace(-40.0, -0.5, 300),
+        np.linspace(0.25, 38.0, 300),
+        np.concatenate(([-np.inf], np.linspace(-9.0, 9.0, 101), [np.inf])),
+        np.array([-1.0, 0.0, 0.0, 2.0, 2.0, 5.0]),
+        rng.normal(0.0, 2.0, 50),  # unsorted: negative intervals give nan both ways
+    ]
+    for edges in cases:
+        cells = log_normal_cell_masses(edges)
+        expected = log_normal_interval_mass(edges[:-1], edges[1:])
+        assert np.array_equal(cells, expected, equal_nan=True)
+    edges = cases[3]
+    total = np.sum(np.exp(log_normal_cell_masses(edges)))
+    assert total == pytest.approx(1.0, rel=1e-14)

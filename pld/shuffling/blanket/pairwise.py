@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pld.central import gaussian_delta, log_normal_interval_mass
+from pld.central import gaussian_delta, log_normal_cell_masses, log_normal_interval_mass
 from pld.engine import BudgetError
 from pld.progress import track
 from pld.shuffling.blanket.continuous_sum import contract_to_grid, spread_to_grid, with_zero_atom
@@ -113,8 +113,8 @@ def _cells(s: float, alpha: float, step: float, n: int):
     u = np.clip((np.arange(first, last + 1) * step - (1.0 - alpha)) / (1.0 + alpha), -1.0, 1.0)
     with np.errstate(divide="ignore"):
         y = (2.0 / s) * np.arctanh(u)
-    plus = np.exp(log_normal_interval_mass(y[:-1] - s / 2, y[1:] - s / 2))
-    minus = np.exp(log_normal_interval_mass(y[:-1] + s / 2, y[1:] + s / 2))
+    plus = np.exp(log_normal_cell_masses(y - s / 2))
+    minus = np.exp(log_normal_cell_masses(y + s / 2))
     outside = []
     for low, high in ((-np.inf, y[0]), (y[-1], np.inf)):
         bounds = (np.array([low - s / 2, low + s / 2]), np.array([high - s / 2, high + s / 2]))
