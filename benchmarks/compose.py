@@ -83,19 +83,24 @@ def _fastest_transforms(length: int):
     return rfft, irfft
 
 
-def fft_floor(length: int, rounds: int, repeats: int) -> float:
-    """Median time of rfft + powering by squaring + irfft of a pmf of this length, on the
-    fastest FFT installed (:func:`_fastest_transforms`)."""
+def floor_job(length: int, rounds: int):
+    """rfft + powering by squaring + irfft of a pmf of this length, on the fastest FFT
+    installed (:func:`_fastest_transforms`), as a job to time (run once already)."""
     pmf = np.random.default_rng(0).random(length)
     pmf /= pmf.sum()
     rfft, irfft = _fastest_transforms(length)
 
     def run():
-        return irfft(spectrum_power(rfft(pmf), rounds))
+        with np.errstate(all="ignore"):
+            return irfft(spectrum_power(rfft(pmf), rounds))
 
     run()
-    with np.errstate(all="ignore"):
-        return median_time(run, repeats)[0]
+    return run
+
+
+def fft_floor(length: int, rounds: int, repeats: int) -> float:
+    """Median time of :func:`floor_job`."""
+    return median_time(floor_job(length, rounds), repeats)[0]
 
 
 def composed_lengths(loss: pld.PLD) -> list[int]:
