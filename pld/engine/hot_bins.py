@@ -36,7 +36,13 @@ FFT_ERROR_PER_LEVEL = 8.0
 #: their fixed cost and one (bin, block offset) entry of their twiddle slices
 #: (computed once per length and bins);
 #: one ``N log2 M`` of the pruned sum's column transforms, one (bin, column)
-#: term of its outer sum, and one ``N log2 N`` of the extended FFT.
+#: term of its outer sum, and one ``N log2 N`` of the extended FFT. The sliced
+#: sums' costs were measured with their matrix products in row blocks; on one
+#: BLAS thread (:func:`pld.engine.linalg.products`) the products cost about a
+#: third of ``_SLICED_COST``. The choice of method keeps these costs (with the
+#: bounds deciding near ties, a cheaper estimate would trade tighter bounds for
+#: speed), and the sliced sums, once chosen, run in the largest block where that
+#: saves time (:func:`_largest_block`).
 _DIRECT_COST = 30.0
 _SLICED_COST = 0.4
 _SLICED_OUTER_COST = 42.0
@@ -337,7 +343,8 @@ def _sliced_spectra(
     value += level1 * np.longdouble(2.0**-bits)
     value *= np.ldexp(np.longdouble(1.0), exponents - 2 * bits)[:, None]
     count = bins.shape[0]
-    sums = value[:, :count] + 1j * value[:, count:]
+    sums = np.empty((value.shape[0], count), dtype=np.clongdouble)
+    sums.real, sums.imag = value[:, :count], value[:, count:]
     origin = origins[0] if len(pmfs) == 1 else np.concatenate(origins)
     terms = _twiddles((origin[:, None] * bins[None, :]) % length, length, outer) * sums
     results = []
@@ -495,6 +502,7 @@ def extended_spectra(
                 key=lambda item: item[1],
             )[2]
         )
+    chosen = [_largest_block(method, pmf) for method, pmf in zip(chosen, pmfs, strict=True)]
     results: list = [None] * len(pmfs)
     for method in dict.fromkeys(item for item in chosen if item[0] == "sliced"):
         together = [i for i, item in enumerate(chosen) if item == method]
@@ -505,6 +513,38 @@ def extended_spectra(
         if results[i] is None:
             results[i] = _apply(method, pmf, length, bins)
     return results
+
+
+#: Measured with the matrix products on one BLAS thread: one (bin, block) term of
+#: the sliced sums' outer sum and one (bin, block offset) entry of their twiddle
+#: slices, in the units of the costs above (24 bins of a 41 385-point pmf at length
+#: 67 500: 0.82 ms in blocks of 512, 1.28 ms in blocks of 256); a table of twiddle
+#: slices serves about ``_TABLE_USES`` pmfs (both bounds of the directions
+#: composed at a length, and the next compositions of a refinement).
+_OUTER_TERM = 89.0
+_TABLE_ENTRY = 45.0
+_TABLE_USES = 4
+
+
+def _largest_block(method: tuple, pmf: LossPmf) -> tuple:
+    """The sliced sums of ``method`` in the largest block when that saves time,
+    otherwise ``method``.
+
+    Their matrix products cost the same in any block (one term per bin and grid
+    point) and their outer sum one term per bin and block: the largest block saves
+    outer terms for a larger table of twiddle slices, worth it on long supports
+    (more than about 10 000 points in blocks of 128, 33 000 in blocks of 256). Its
+    bound is never larger (no more blocks with mass, so no deeper outer tree).
+    """
+    if method[0] != "sliced":
+        return method
+    largest = max(_SLICE_BLOCKS)
+    _, first, last = _support(pmf)
+    span = last - first + 1
+    saved = _OUTER_TERM * (-(-span // method[1]) - -(-span // largest))
+    if saved * _TABLE_USES <= _TABLE_ENTRY * largest:
+        return method
+    return ("sliced", largest, *method[2:])
 
 
 def _candidates(

@@ -635,3 +635,23 @@ def test_placed_transform_folds_a_long_pmf():
         rows = -(-(start + masses.size) // length)
         bound = (8 * math.log2(length) + rows) * 2.0**-53 * masses.sum()
         assert np.max(np.abs(placed - expected)) <= 2 * bound
+
+
+def test_sliced_sums_of_a_long_support_run_in_the_largest_block():
+    """On a long support the sliced sums chosen in blocks of 128 or 256 run in blocks
+    of 512 (fewer outer terms, no larger bound); on a short one the chosen block
+    stays (the larger table of twiddle slices would cost more than it saves)."""
+    long_pmf = LossPmf(1e-3, 0, _random_masses(41_385, 13), 0.0, "upper")
+    short_pmf = LossPmf(1e-3, 0, _random_masses(3000, 14), 0.0, "upper")
+    for block in (128, 256):
+        method = ("sliced", block, False, False)
+        assert hot_bins._largest_block(method, long_pmf) == ("sliced", 512, False, False)
+        assert hot_bins._largest_block(method, short_pmf) == method
+    assert hot_bins._largest_block(("direct", 0), long_pmf) == ("direct", 0)
+    bins = np.arange(24)
+    unit = fft.EXTENDED_UNIT_ROUNDOFF * hot_bins.mass_bound(long_pmf)
+    _, chosen = hot_bins.extended_spectrum(long_pmf, 67_500, bins)
+    _, in_256 = hot_bins._sliced_spectrum(long_pmf, 67_500, bins, 256)
+    # 31 units and the outer tree's depth: 81 blocks of 512 (7), 162 of 256 (8)
+    assert chosen / unit == pytest.approx(38, rel=1e-9)
+    assert in_256 / unit == pytest.approx(39, rel=1e-9)
