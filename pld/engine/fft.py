@@ -119,24 +119,15 @@ def rfft(values: np.ndarray) -> np.ndarray:
     return forward.output_array.copy()
 
 
-def rfft_placed(masses: np.ndarray, start: int, length: int) -> np.ndarray:
-    """:func:`rfft` of ``masses`` placed at positions ``start, start + 1, ...``
-    modulo ``length`` (``0 <= start < length``); masses beyond the first ``length``
-    are added onto the placed ones a row of ``length`` at a time, in order.
-
-    The result may be the plan's own output array: it is valid until the next
-    transform of this length.
+def place(values: np.ndarray, masses: np.ndarray, start: int) -> None:
+    """``masses`` placed into ``values`` (overwritten) at positions ``start, start + 1,
+    ...`` modulo ``N = len(values)`` (``0 <= start < N``): the first ``N`` copied, the
+    rest added onto them a row of ``N`` at a time, in order, in ``values``' precision.
     """
-    if backend() == "scipy":
-        values = np.zeros(length)
-    else:
-        forward, _ = _fftw_plans(length)
-        values = forward.input_array
-    size = masses.shape[0]
+    length, size = values.shape[0], masses.shape[0]
     head = min(size, length - start)
-    if backend() != "scipy":
-        values[:start] = 0.0
-        values[start + head :] = 0.0
+    values[:start] = 0.0
+    values[start + head :] = 0.0
     values[start : start + head] = masses[:head]
     values[: min(size, length) - head] = masses[head:length]
     for first in range(length, size, length):
@@ -144,8 +135,21 @@ def rfft_placed(masses: np.ndarray, start: int, length: int) -> np.ndarray:
         tail = min(row.shape[0], length - start)
         values[start : start + tail] += row[:tail]
         values[: row.shape[0] - tail] += row[tail:]
+
+
+def rfft_placed(masses: np.ndarray, start: int, length: int) -> np.ndarray:
+    """:func:`rfft` of ``masses`` placed (:func:`place`) at positions ``start, start +
+    1, ...`` modulo ``length`` (``0 <= start < length``).
+
+    The result may be the plan's own output array: it is valid until the next
+    transform of this length.
+    """
     if backend() == "scipy":
+        values = np.empty(length)
+        place(values, masses, start)
         return scipy.fft.rfft(values)
+    forward, _ = _fftw_plans(length)
+    place(forward.input_array, masses, start)
     forward.execute()
     return forward.output_array
 

@@ -367,24 +367,11 @@ def _fold_extended(
     A sum of ``w`` masses errs by at most ``(w - 1) u_ext`` relatively (none when
     the support fits in the length).
     """
-    masses = pmf.masses
-    size = masses.shape[0]
+    size = pmf.masses.shape[0]
     start = pmf.offset % length
     folded = np.empty(length, dtype=np.longdouble) if out is None else out
-    head = min(size, length - start)
-    folded[:start] = 0.0
-    folded[start + head :] = 0.0
-    folded[start : start + head] = masses[:head]
-    folded[: min(size, length) - head] = masses[head:length]
-    if size <= length:
-        return folded, 1
-    # The masses beyond the first ``length`` are added in order, a row at a time.
-    for first in range(length, size, length):
-        row = masses[first : first + length]
-        tail = min(row.shape[0], length - start)
-        folded[start : start + tail] += row[:tail]
-        folded[: row.shape[0] - tail] += row[tail:]
-    return folded, -(-(start + size) // length)
+    fft.place(folded, pmf.masses, start)
+    return folded, 1 if size <= length else -(-(start + size) // length)
 
 
 @functools.lru_cache(maxsize=4)
