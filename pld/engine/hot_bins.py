@@ -525,11 +525,16 @@ def _largest_block(method: tuple, pmf: LossPmf) -> tuple:
     """
     if method[0] != "sliced":
         return method
+    _, block, inner, outer = method
     largest = max(_SLICE_BLOCKS)
     _, first, last = _support(pmf)
     span = last - first + 1
-    saved = _OUTER_TERM * (-(-span // method[1]) - -(-span // largest))
-    if saved * _TABLE_USES <= _TABLE_ENTRY * largest:
+    # Per bin: the outer terms saved (each with a directly computed twiddle if
+    # ``outer``), against the larger table's share (direct twiddles if ``inner``).
+    term = _OUTER_TERM + (_ROOT_COST if outer else 0.0)
+    saved = term * (-(-span // block) - -(-span // largest))
+    entry = _ROOT_COST if inner else _TABLE_ENTRY
+    if saved * _TABLE_USES <= entry * largest:
         return method
     return ("sliced", largest, *method[2:])
 
