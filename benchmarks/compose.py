@@ -7,7 +7,8 @@ eps(1e-6) query and the first delta(1) query on a freshly composed PLD (suffix
 sums included), next to the *floor*: one rfft of the composed grid, spectrum
 powering by repeated squaring and one irfft, at the FFT length the composition
 uses, on the fastest FFT installed (FFTW with its plans reused, made outside the
-timing). ``compose / floor``
+timing); composition and floor are timed in alternating blocks of 10 runs
+(:func:`paired_medians`). ``compose / floor``
 divides by the number of (direction, bound) pmfs, so 3x means "three floors per
 composed pmf".
 
@@ -103,6 +104,25 @@ def fft_floor(length: int, rounds: int, repeats: int) -> float:
     return median_time(floor_job(length, rounds), repeats)[0]
 
 
+def paired_medians(job, floor, blocks: int, warm_up: float = 1.0) -> tuple[float, float]:
+    """Median times of ``job`` and of ``floor`` (e.g. a composition and its FFT floor),
+    timed in ``blocks`` alternating blocks of 10 runs each after ``warm_up`` seconds of
+    the floor: a floor run once after the job finds cold caches, and a lone short block
+    runs at whatever clock the idle core had (the floor at T = 100 read 0.2-0.66 ms
+    between runs timed so)."""
+    start = CLOCK()
+    while CLOCK() - start < warm_up:
+        floor()
+    job_times, floor_times = [], []
+    for _ in range(blocks):
+        for times, run in ((job_times, job), (floor_times, floor)):
+            for _ in range(10):
+                begin = CLOCK()
+                run()
+                times.append(CLOCK() - begin)
+    return statistics.median(job_times), statistics.median(floor_times)
+
+
 def composed_lengths(loss: pld.PLD) -> list[int]:
     """FFT length of each composed pmf (direction, bound) of a PLD."""
     return [fft.fast_length(pmf.masses.shape[0]) for pmf in _pmfs(loss)]
@@ -136,15 +156,18 @@ def floor_table(repeats: int, quick: bool) -> None:
     for name, build in WORKLOADS.items():
         build_time, one = median_time(build, repeats)
         for rounds in all_rounds:
-            compose_time, composed = median_time(
-                (lambda r=rounds, o=one: o.self_compose(r)) if rounds > 1 else (lambda o=one: o),
-                repeats,
+            if rounds > 1:
+                compose = partial(one.self_compose, rounds)
+            else:
+                compose = partial(lambda o: o, one)
+            composed = compose()
+            lengths = composed_lengths(composed)
+            compose_time, floor = paired_medians(
+                compose, floor_job(max(lengths), rounds), repeats, warm_up=0.3
             )
             fresh = (lambda r=rounds, o=one: o.self_compose(r)) if rounds > 1 else build
             eps_time = first_query_time(fresh, lambda c: c.epsilon_bounds(1e-6), repeats)
             delta_time = first_query_time(fresh, lambda c: c.delta_bounds(1.0), repeats)
-            lengths = composed_lengths(composed)
-            floor = fft_floor(max(lengths), rounds, repeats)
             sizes = "+".join(str(p.masses.shape[0]) for p in _pmfs(composed))
             per_pmf = compose_time / len(lengths) / floor if rounds > 1 else float("nan")
             print(

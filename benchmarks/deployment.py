@@ -37,11 +37,11 @@ import statistics
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 
 from compose import floor_job as _floor_job  # benchmarks/compose.py: the same floor
 from compose import median_time as _median
+from compose import paired_medians as _paired_medians
 
 import pld
 from pld.engine import fft
@@ -121,30 +121,15 @@ def compose_section(repeats: int) -> None:
             for direction in composed._directions
         ]
         lengths = [fft.fast_length(p.masses.shape[0]) for p in pmfs]
-        floor_job = _floor_job(max(lengths), rounds)
-        # The clock up first, then alternating blocks of each job: a job run once after
-        # the other finds cold caches (the floor, 0.2 ms at T = 100, took 0.3-0.6 ms
-        # so), and a lone short block runs at whatever clock the idle core had.
-        start = time.perf_counter()
-        while time.perf_counter() - start < 1.0:
-            floor_job()
-        compose_times, floor_times = [], []
-        for _ in range(repeats):
-            compose_times += [_timed(lambda r=rounds: one.self_compose(r)) for _ in range(10)]
-            floor_times += [_timed(floor_job) for _ in range(10)]
-        elapsed, floor = statistics.median(compose_times), statistics.median(floor_times)
+        elapsed, floor = _paired_medians(
+            lambda r=rounds: one.self_compose(r), _floor_job(max(lengths), rounds), repeats
+        )
         ratio = elapsed / len(pmfs) / floor
         print(
             f"| {rounds} | {'+'.join(map(str, lengths))} | {1e3 * elapsed:.2f} | "
             f"{1e3 * floor:.3f} | {ratio:.1f}x | {_verdict(ratio <= 3.0)} |"
         )
     print()
-
-
-def _timed(job) -> float:
-    start = time.perf_counter()
-    job()
-    return time.perf_counter() - start
 
 
 DPSGD = {
