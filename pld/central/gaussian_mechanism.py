@@ -41,6 +41,11 @@ def log_normal_interval_mass(lower: np.ndarray, upper: np.ndarray) -> np.ndarray
     upper_side = lower > 0
     log_big = np.where(upper_side, log_ndtr(-lower), log_ndtr(upper))
     log_small = np.where(upper_side, log_ndtr(-upper), log_ndtr(lower))
+    return _log_difference(log_big, log_small)
+
+
+def _log_difference(log_big: np.ndarray, log_small: np.ndarray) -> np.ndarray:
+    """``log(e^big - e^small)`` for ``small <= big`` (``-inf`` where ``big`` is)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         result = log_big + np.log1p(-np.exp(log_small - log_big))
     return np.where(log_big == -np.inf, -np.inf, result)
@@ -63,9 +68,7 @@ def log_normal_cell_masses(edges: np.ndarray) -> np.ndarray:
     above = log_ndtr(-edges[split:])
     log_big = np.concatenate((below[1:], above[:-1]))
     log_small = np.concatenate((below[:-1], above[1:]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result = log_big + np.log1p(-np.exp(log_small - log_big))
-    return np.where(log_big == -np.inf, -np.inf, result)
+    return _log_difference(log_big, log_small)
 
 
 def gaussian_delta(eps: float | np.ndarray, sigma: float, sensitivity: float = 1.0) -> np.ndarray:

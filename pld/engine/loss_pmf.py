@@ -193,9 +193,10 @@ class LossPmf:
         whole grid there, bit for bit (:attr:`_suffix_starts` keeps one kernel
         path), with the same error bound (docs/error-bounds.md §5). They
         are computed as far down as queries need them: the top ``_SUFFIX_FIRST``
-        points (rounded up to blocks), then ``_SUFFIX_GROWTH`` times as many each time; each
-        point keeps the value of the first such segment that covers it, so the
-        values depend on the pmf alone, not on the order of the queries.
+        points (rounded up to blocks), then segments reaching ``_SUFFIX_GROWTH`` times
+        as far from the top each time; each point keeps the value of the first such
+        segment that covers it, so the values depend on the pmf alone, not on the
+        order of the queries.
         """
         from pld.engine.kernels import geometric_sums, suffix_sums
 
