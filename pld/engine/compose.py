@@ -205,22 +205,6 @@ def _spectrum(pmf: LossPmf, length: int) -> np.ndarray:
     return fft.rfft_placed(pmf.masses, pmf.offset % length, length)
 
 
-def _unfold(circular: np.ndarray, low: int, width: int) -> np.ndarray:
-    """Entries ``(low + j) mod N`` for ``j < width``, clipped at zero (in place).
-
-    Negative outputs are round-off: the true values are non-negative, so
-    clipping only moves a value towards the truth.
-    """
-    length = circular.shape[0]
-    start = low % length
-    if start + width <= length:
-        window = circular[start : start + width]  # a view: ``circular`` is the caller's own
-    else:
-        head = circular[start:]
-        window = np.concatenate((head, circular[: width - head.shape[0]]))
-    return np.maximum(window, 0.0, out=window)
-
-
 def compose(factors: Sequence[tuple[LossPmf, int]], tail_mass: float) -> LossPmf:
     """Compose ``factors`` (pmf, count) into the pmf of the summed privacy loss.
 
@@ -503,8 +487,11 @@ def _compose(
     own_units = 1.02 * (magnitude_units + _FUNCTION_UNITS + terms + 23 + bins + 12) + 1.0
     error_max, error_l1 = _widened(error_max, own_units), _widened(error_l1, own_units)
 
-    masses = _unfold(fft.irfft_sparse(live, composed, length), window.low, width)
+    masses = fft.irfft_sparse(live, composed, length, window.low, width)
     del composed
+    # Negative outputs are round-off: the true values are non-negative, so clipping
+    # only moves a value towards the truth.
+    np.maximum(masses, 0.0, out=masses)
 
     if bound == "upper":
         infinity_mass = min(1.0, _widened(infinity_mass + window.mass_above + input_error_l1, 2))

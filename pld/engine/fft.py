@@ -201,14 +201,22 @@ def irfft(spectrum: np.ndarray, length: int) -> np.ndarray:
     return inverse.output_array / length
 
 
-def irfft_sparse(indices: np.ndarray | None, values: np.ndarray, length: int) -> np.ndarray:
-    """:func:`irfft` of the spectrum that is ``values`` at ``indices`` (ascending; all
-    bins if None) and zero elsewhere; returns a new array."""
+def irfft_sparse(
+    indices: np.ndarray | None,
+    values: np.ndarray,
+    length: int,
+    start: int = 0,
+    width: int | None = None,
+) -> np.ndarray:
+    """Entries ``(start + j) mod N`` for ``j < width`` (all ``N`` by default, ``width <=
+    N``) of :func:`irfft` of the spectrum that is ``values`` at ``indices`` (ascending;
+    all bins if None) and zero elsewhere, as a new array of ``width`` entries."""
+    width = length if width is None else width
     if backend() == "scipy":
         spectrum = values if indices is None else np.zeros(length // 2 + 1, dtype=complex)
         if indices is not None:
             spectrum[indices] = values
-        return scipy.fft.irfft(spectrum, length)
+        return _window(scipy.fft.irfft(spectrum, length), start, width, 1)
     _, inverse = _fftw_plans(length)
     if indices is None:
         inverse.input_array[:] = values
@@ -222,7 +230,18 @@ def irfft_sparse(indices: np.ndarray | None, values: np.ndarray, length: int) ->
         inverse.input_array[:] = 0.0
         inverse.input_array[indices] = values
     inverse.execute()
-    return inverse.output_array / length
+    return _window(inverse.output_array, start, width, length)
+
+
+def _window(values: np.ndarray, start: int, width: int, divisor: int) -> np.ndarray:
+    """``values[(start + j) mod N] / divisor`` for ``j < width <= N``, a new array (only
+    the window is written: no transform-sized temporary)."""
+    start %= values.shape[0]
+    head = min(width, values.shape[0] - start)
+    window = np.empty(width)
+    np.divide(values[start : start + head], divisor, out=window[:head])
+    np.divide(values[: width - head], divisor, out=window[head:])
+    return window
 
 
 def fast_length(minimum: int) -> int:

@@ -136,9 +136,9 @@ def test_no_bin_is_dead_above_the_threshold(monkeypatch):
         spectra.append(spectrum.copy())
         return spectrum
 
-    def recorded_sparse(bins, values, length):
+    def recorded_sparse(bins, *arguments):
         live.append(bins)
-        return plain_sparse(bins, values, length)
+        return plain_sparse(bins, *arguments)
 
     monkeypatch.setattr(compose_module, "_spectrum", recorded_spectrum)
     monkeypatch.setattr(fft, "irfft_sparse", recorded_sparse)

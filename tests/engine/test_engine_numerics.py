@@ -655,3 +655,40 @@ def test_sliced_sums_of_a_long_support_run_in_the_largest_block():
     # 31 units and the outer tree's depth: 81 blocks of 512 (7), 162 of 256 (8)
     assert chosen / unit == pytest.approx(38, rel=1e-9)
     assert in_256 / unit == pytest.approx(39, rel=1e-9)
+
+
+@pytest.mark.parametrize("backend", ["pyfftw", "scipy"])
+def test_inverse_transform_window_is_the_whole_transforms_entries(backend, monkeypatch):
+    """``irfft_sparse`` with a window returns the entries ``(start + j) mod N`` of the
+    whole inverse transform bit for bit, wrapping around or not, with all bins or
+    a few, on either backend."""
+    if backend == "pyfftw" and fft.backend() != "pyfftw":
+        pytest.skip("pyFFTW is not installed")
+    monkeypatch.setattr(fft, "backend", lambda: backend)
+    rng = np.random.default_rng(15)
+    length = 960
+    spectrum = fft.rfft(rng.random(length))
+    for indices in (None, np.arange(3, 40), np.array([0, 5, 17, 200])):
+        values = spectrum if indices is None else spectrum[indices]
+        whole = fft.irfft_sparse(indices, values, length)
+        assert whole.shape == (length,)
+        for start, width in ((0, length), (100, 500), (700, 500), (-5, 300), (959, 960)):
+            window = fft.irfft_sparse(indices, values, length, start, width)
+            expected = whole[(start + np.arange(width)) % length]
+            np.testing.assert_array_equal(window, expected)
+
+
+def test_sliced_sums_beyond_the_workspace_are_the_same(monkeypatch):
+    """Slices too large for the reused workspace go into a new array: the same sums
+    bit for bit, and a later call within the workspace is not disturbed by them."""
+    pmf = LossPmf(1e-3, -300, _random_masses(5000, 16), 0.0, "upper")
+    other = LossPmf(1e-3, 40, _random_masses(900, 17), 0.0, "upper")
+    bins = np.arange(10)
+    within = hot_bins._sliced_spectrum(pmf, 6000, bins, 512)
+    small = hot_bins._sliced_spectrum(other, 6000, bins, 512)
+    monkeypatch.setattr(hot_bins, "_WORKSPACE_SIZE", 4 * 512 * 3)
+    beyond = hot_bins._sliced_spectrum(pmf, 6000, bins, 512)
+    assert beyond[1] == within[1]
+    np.testing.assert_array_equal(beyond[0], within[0])
+    again = hot_bins._sliced_spectrum(other, 6000, bins, 512)
+    np.testing.assert_array_equal(again[0], small[0])
