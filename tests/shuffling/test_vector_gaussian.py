@@ -42,6 +42,32 @@ def test_pairwise_term_brackets_the_quadrature_truth(s, eps, q):
         assert upper[0] - lower[0] <= 2e-3 * truth + floor
 
 
+def test_lower_side_too_long_for_one_sum_keeps_the_charge(monkeypatch):
+    """A lower lattice sum refused as too long (a BudgetError) leaves the shortfall
+    charge as bound B's lower value, below it, instead of failing the build; the
+    upper values are those of an unrefused evaluation."""
+    from pld.engine import BudgetError
+    from pld.shuffling.blanket import pairwise
+
+    eps = np.array([0.0, 0.5, 1.0])
+    s, n, q = 1.0, 5, 0.05
+    lower, upper = pairwise_profile_bounds(s, n, eps, q)
+    plain = pairwise.ideal_term
+
+    def refused_below(n, s, alpha, q, step, side):
+        if side == "lower":
+            raise BudgetError("too long")
+        return plain(n, s, alpha, q, step, side)
+
+    monkeypatch.setattr(pairwise, "ideal_term", refused_below)
+    refused_lower, same_upper = pairwise_profile_bounds(s, n, eps, q)
+    np.testing.assert_array_equal(same_upper, upper)
+    charges = [pairwise.shortfall_charge(n, s, math.exp(e), q, "lower") for e in eps]
+    np.testing.assert_array_equal(refused_lower, np.minimum.accumulate(charges))
+    assert np.all(refused_lower < lower)
+    assert np.all(refused_lower > 0)
+
+
 @pytest.mark.parametrize("s", [0.01, 0.1, 1.0, 3.0])
 @pytest.mark.parametrize("eps", [0.0, 1.0, 4.0])
 def test_cell_masses_against_mpmath(s, eps):

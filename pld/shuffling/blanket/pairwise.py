@@ -231,8 +231,11 @@ def pairwise_profile_bounds(
                 upper[i] = last_upper = min(high, 1.0)
                 last_alpha = alpha
                 if lower_side:
-                    lower[i] = ideal_term(n, s, alpha, q, step, "lower")
-                    lower[i] += shortfall_charge(n, s, alpha, q, "lower")
+                    lower[i] = shortfall_charge(n, s, alpha, q, "lower")
+                    try:
+                        lower[i] += ideal_term(n, s, alpha, q, step, "lower")
+                    except BudgetError:  # too long a sum: the charge alone is below the bound
+                        pass
                 continue
         upper[i] = held[0]
         lower[i] = held[1] if lower_side else 0.0
