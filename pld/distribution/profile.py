@@ -60,6 +60,7 @@ recovery) and on the Gaussian profile (tests/distribution/test_profile.py); Kosk
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -259,11 +260,11 @@ def below_every_profile(
     interval 0: H is non-increasing). The chord through the lower values exceeds
     the larger of the two lines by at most ``w a b / (a + b)`` (w the width, a and b
     the chord's slope minus the left one and the right one minus it, where both are
-    positive), attained where they cross. Lowering each value by the larger
-    excess of its two intervals (the last one also to at most ``at_infinity``, a
-    lower bound on ``H(+inf)``: beyond the grid the curve is constant; the first
-    one to ``1 - alpha``: the chord from the fixed anchor (0, 1) is below H only
-    then) puts every chord below H; the hull
+    positive), attained where they cross. Lowering the two ends of each interval so
+    that its chord clears that excess (:func:`_lowerings`; the last value also to at
+    most ``at_infinity``, a lower bound on ``H(+inf)``: beyond the grid the curve is
+    constant; the first one to ``1 - alpha``: the chord from the fixed anchor (0, 1)
+    is below H only then) puts every chord below H; the hull
     (:func:`profile_hull`) only lowers it further. So the pair built from these
     values (``pair_from_hull(..., "lower")``) is dominated by every such H's pair:
     it bounds the composition of the exact profile from below, not just that of
@@ -296,12 +297,45 @@ def below_every_profile(
     b = np.maximum(right - chord, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         excess = np.where(a + b > 0, widths * a * b / (a + b), 0)
-    lowering = np.maximum(excess, np.append(excess[1:], 0))
-    values = (low[1:] - lowering) * (1 - _BELOW_MARGIN)
+        crossing = np.where(a + b > 0, b / (a + b), 0)
+    values = (low[1:] - _lowerings(excess, crossing, low[1:])) * (1 - _BELOW_MARGIN)
     values[-1] = min(values[-1], at_infinity)
     # The chord from the anchor (0, 1) lies below H only if it is 1 - alpha itself.
     values[0] = max(1 - alpha[1], 0)
     return np.clip(values, 0, 1)
+
+
+def _lowerings(excess: np.ndarray, crossing: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """How much to lower each grid point's value (``values``, the lower ones) so that
+    every chord is below its interval's two lines (:func:`below_every_profile`).
+
+    On interval ``i`` the chord exceeds the larger line by the tent ``min(a w t, b w
+    (1 - t))`` (``t`` the position in the interval), whose peak ``E = excess[i]`` is at
+    ``t* = crossing[i]``. Lowering the ends by ``x`` (left) and ``y`` (right) lowers the
+    chord by ``x (1 - t) + y t``, a line: it clears the tent iff ``x (1 - t*) + y t* >=
+    E``. Left to right, each point is lowered by ``x = max(y_prev, E)`` (what its left
+    interval already needs, or this interval's excess), and the right end by only what
+    is left, ``y = max(0, (E - x (1 - t*)) / t*) <= E``; so no point is lowered by more
+    than ``max(excess[i - 1], excess[i])``, and a point after an interval with a large
+    excess (a wide bracket on its left) is not lowered for it again. A point lowered
+    to 0 or below (its value becomes 0) is lowered by only its value ``v``: then, right
+    to left, its interval's left end takes the rest, ``x >= (E - v t*) / (1 - t*)``.
+    The anchor's interval (index 0) lowers the first point by its excess.
+    """
+    size = excess.shape[0]
+    lowering = np.empty(size, dtype=np.longdouble)
+    carried = excess[0]
+    for i in range(1, size):
+        lowering[i - 1] = left = max(carried, excess[i])
+        peak, share = excess[i], crossing[i]
+        carried = max(0, (peak - left * (1 - share)) / share) if share > 0 else 0
+    lowering[-1] = carried
+    for i in range(size - 1, 0, -1):
+        if lowering[i] >= values[i] and excess[i] > 0:
+            share = crossing[i]
+            rest = (excess[i] - values[i] * share) / (1 - share) if share < 1 else math.inf
+            lowering[i - 1] = max(lowering[i - 1], rest)
+    return lowering
 
 
 def lower_envelope(eps_grid: np.ndarray, curves: list[np.ndarray]) -> np.ndarray:
