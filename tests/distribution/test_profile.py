@@ -238,6 +238,22 @@ def test_values_below_every_profile_in_the_bracket(mu, slack) -> None:
     assert shortfall <= 5 * (excess + slack)
 
 
+def _symmetric_rule(eps, low, up):
+    """The values of the rule the lowering replaced, unclipped: each lower value less
+    the larger excess of its two intervals (below_every_profile's docstring)."""
+    alpha = np.concatenate(([0.0], np.exp(eps)))
+    lo = np.concatenate(([1.0], np.minimum(low, up)))
+    hi = np.concatenate(([1.0], up))
+    widths = np.diff(alpha)
+    chord = np.diff(lo) / widths
+    left = np.concatenate(([-1.0], (lo[1:-1] - hi[:-2]) / widths[:-1]))
+    right = np.concatenate(((hi[2:] - lo[1:-1]) / widths[1:], [0.0]))
+    over, under = np.maximum(chord - left, 0), np.maximum(right - chord, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = np.where(over + under > 0, widths * over * under / (over + under), 0)
+    return lo[1:] - np.maximum(excess, np.append(excess[1:], 0))
+
+
 def _interval_floors(alpha, low, up, x):
     """The larger of each interval's two lines (below_every_profile's docstring) and of
     its right end's lower value (a profile is non-increasing), at the fractions ``x``
@@ -287,19 +303,7 @@ def test_lowered_chords_clear_the_extreme_profiles_and_never_lower_more(widest) 
                 continue  # the anchor's interval: the first value is 1 - alpha exactly
             chord = ends[k] + x * (ends[k + 1] - ends[k])
             assert np.all(chord <= floor + 1e-15 * (1 + grid[k + 1])), (k, eps)
-        # The symmetric rule, recomputed: each value lowered by the larger excess.
-        a = np.concatenate(([0.0], alpha))
-        lo = np.concatenate(([1.0], np.minimum(low, up)))
-        hi = np.concatenate(([1.0], up))
-        widths = np.diff(a)
-        chord_slope = np.diff(lo) / widths
-        left = np.concatenate(([-1.0], (lo[1:-1] - hi[:-2]) / widths[:-1]))
-        right = np.concatenate(((hi[2:] - lo[1:-1]) / widths[1:], [0.0]))
-        over = np.maximum(chord_slope - left, 0)
-        under = np.maximum(right - chord_slope, 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            excess = np.where(over + under > 0, widths * over * under / (over + under), 0)
-        raw = lo[1:] - np.maximum(excess, np.append(excess[1:], 0))
+        raw = _symmetric_rule(eps, low, up)
         if np.any(raw[1:] <= 0):
             # A value lowered to 0 there: the symmetric rule's chord into it could rise
             # above the lines (the rule now lowers its left neighbour for it).
@@ -324,16 +328,7 @@ def test_a_wide_bracket_costs_its_neighbours_less() -> None:
     up[8] *= 1.5
     values = below_every_profile(eps, low, up).astype(np.float64)
     assert values[8] >= 0.99 * exact[8]
-    # The symmetric rule's values, as test_lowered_chords_clear_... recomputes them.
-    alpha = np.concatenate(([0.0], np.exp(eps)))
-    lo, hi = np.concatenate(([1.0], low)), np.concatenate(([1.0], up))
-    widths = np.diff(alpha)
-    chord = np.diff(lo) / widths
-    left = np.concatenate(([-1.0], (lo[1:-1] - hi[:-2]) / widths[:-1]))
-    right = np.concatenate(((hi[2:] - lo[1:-1]) / widths[1:], [0.0]))
-    over, under = np.maximum(chord - left, 0), np.maximum(right - chord, 0)
-    excess = np.where(over + under > 0, widths * over * under / (over + under), 0)
-    symmetric = lo[1:] - np.maximum(excess, np.append(excess[1:], 0))
+    symmetric = _symmetric_rule(eps, low, up)
     assert symmetric[8] <= 0.8 * exact[8]
     assert np.all(values[1:-1] >= symmetric[1:-1] * (1 - 1e-11))
 
