@@ -193,12 +193,7 @@ EXTENDED_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2
 
 def irfft(spectrum: np.ndarray, length: int) -> np.ndarray:
     """Inverse of :func:`rfft` (normalised by ``1/N``) for a spectrum of a real array."""
-    if backend() == "scipy":
-        return scipy.fft.irfft(spectrum, length)
-    _, inverse = _fftw_plans(length)
-    inverse.input_array[:] = spectrum
-    inverse.execute()
-    return inverse.output_array / length
+    return irfft_sparse(None, spectrum, length)
 
 
 def irfft_sparse(

@@ -330,22 +330,20 @@ def _mass_slices(
     spans = [(start, last + 1 - start) for _, start, last in map(_support, pmfs)]
     slices = _workspace(sum(-(-span // block) for _, span in spans), 4 * block)
     rest = slices[:, 3 * block :]
-    row = 0
+    origins, sizes, maxima, row = [], [], [], 0
     for pmf, (start, span) in zip(pmfs, spans, strict=True):
         full, tail = divmod(span, block)
         rest[row : row + full] = pmf.masses[start : start + full * block].reshape(full, block)
         if tail:
             rest[row + full, :tail] = pmf.masses[start + full * block : start + span]
             rest[row + full, tail:] = 0.0
-        row += full + (tail > 0)
-    maxima = rest.max(axis=1)
-    origins, sizes, row = [], [], 0
-    for pmf, (start, span) in zip(pmfs, spans, strict=True):
-        rows = -(-span // block)
-        kept = np.flatnonzero(maxima[row : row + rows] > 0.0)
+        rows = full + (tail > 0)
+        maxima.append(rest[row : row + rows].max(axis=1))
+        kept = np.flatnonzero(maxima[-1] > 0.0)
         origins.append((pmf.offset + start + kept * block) % length)
         sizes.append(kept.shape[0])
         row += rows
+    maxima = np.concatenate(maxima)
     if sum(sizes) < rest.shape[0]:
         kept = np.flatnonzero(maxima > 0.0)
         slices = slices[: kept.shape[0]]
